@@ -1,0 +1,8 @@
+module retrace
+
+go 1.26
+
+require (
+	go.etcd.io/bbolt v1.5.0 // indirect
+	golang.org/x/sys v0.45.0 // indirect
+)

@@ -1,0 +1,346 @@
+package state
+
+import (
+	"maps"
+	"slices"
+	"time"
+)
+
+// Apply returns the state that follows s when ev happens. It checks the
+// transition against the phase machine and the event's contents against s;
+// on error it returns s unchanged and an error wrapping ErrIllegalTransition
+// or ErrInvalidEvent. Apply never modifies memory that s shares with anyone.
+//
+// Version and ParentVersion are left as they were: the store assigns
+// versions when it keeps the event.
+func Apply(s State, ev Event) (State, error) {
+	a := applier{s: s}
+	if err := a.apply(ev); err != nil {
+		return s, err
+	}
+	return a.s.clip(), nil
+}
+
+// Replayer folds a run of events into a state. It gives the same result as
+// calling Apply for each event, but owns what it builds, so it appends in
+// place instead of copying the history at every step: replaying n events
+// costs O(n), not O(n²).
+type Replayer struct {
+	a applier
+}
+
+// NewReplayer starts a replay from base.
+func NewReplayer(base State) *Replayer {
+	return &Replayer{a: applier{s: base.clone(), owned: true}}
+}
+
+// Apply applies one event. On error the replayer's state is unchanged.
+func (r *Replayer) Apply(ev Event) error { return r.a.apply(ev) }
+
+// Phase is the phase reached so far.
+func (r *Replayer) Phase() Phase { return r.a.s.Phase }
+
+// State returns the state reached so far. The replayer may go on after it;
+// from then on it copies before it writes, so the returned State stays as it
+// was.
+func (r *Replayer) State() State {
+	r.a.owned = false
+	return r.a.s.clip()
+}
+
+// applier carries the state being built. When owned is false the state's
+// slices and maps may be shared with other states, so every change copies
+// first; when true they belong to the applier and change in place.
+type applier struct {
+	s     State
+	owned bool
+}
+
+func (a *applier) apply(ev Event) error {
+	to, err := Next(a.s.Phase, ev.Kind)
+	if err != nil {
+		return err
+	}
+	if err := a.check(ev); err != nil {
+		return err
+	}
+	// Everything below is known to succeed: checks come first, so a failed
+	// event never leaves a half-applied state behind in a Replayer.
+	a.change(ev)
+	a.s.Phase = to
+	a.s.Usage = a.s.Usage.Add(ev.Usage)
+	return nil
+}
+
+// check validates ev against the current state without changing anything.
+func (a *applier) check(ev Event) error {
+	if err := a.checkMessages(ev); err != nil {
+		return err
+	}
+	switch ev.Kind {
+	case UserMessage:
+		if lastOfRole(ev.Messages, RoleUser) < 0 {
+			return invalid(ev.Kind, "needs a user message")
+		}
+	case Answered:
+		if n := len(ev.Messages); n == 0 || ev.Messages[n-1].Role != RoleAssistant || len(ev.Messages[n-1].ToolCalls) > 0 {
+			return invalid(ev.Kind, "must end with the assistant's answer, without tool calls")
+		}
+	case AssistantMessage:
+		if len(ev.Messages) == 0 {
+			return invalid(ev.Kind, "carries no message")
+		}
+	case PlanSet:
+		return checkPlan(ev)
+	case ToolStarted:
+		return a.checkToolStarted(ev)
+	case ToolFinished:
+		_, err := a.openRequest(ev)
+		return err
+	case ApprovalRequested:
+		return a.checkApprovalRequested(ev)
+	case ApprovalGiven, ApprovalDenied:
+		if _, err := a.pendingApproval(ev); err != nil {
+			return err
+		}
+	case NoteSet:
+		if ev.NoteKey == "" {
+			return invalid(ev.Kind, "note key is empty")
+		}
+	case StepStatus:
+		if !ev.Status.Valid() {
+			return invalid(ev.Kind, "unknown step status %q", ev.Status)
+		}
+		return a.checkStep(ev)
+	case StepCompleted:
+		if len(a.s.Memory.Plan) > 0 {
+			return a.checkStep(ev)
+		}
+	case Failed:
+		if ev.Text == "" {
+			return invalid(ev.Kind, "says nothing about what went wrong")
+		}
+	case Summarized:
+		if ev.Text == "" {
+			return invalid(ev.Kind, "summary is empty")
+		}
+	}
+	return nil
+}
+
+// change applies a checked event.
+func (a *applier) change(ev Event) {
+	if ev.Kind == Failed || ev.Kind == Interrupted {
+		// Close every call left open, so the history stays one a strict
+		// server accepts, before anything the event carries is appended.
+		a.closeOpenCalls(ev)
+	}
+	a.appendMessages(ev.Messages)
+	switch ev.Kind {
+	case UserMessage:
+		a.s.Iteration = 1
+		a.s.FinalAnswer, a.s.ErrorMessage = "", ""
+		a.s.Memory.Plan = nil
+		a.s.Memory.CurrentGoal = ev.Messages[lastOfRole(ev.Messages, RoleUser)].Content
+	case Answered:
+		a.s.FinalAnswer = ev.Messages[len(ev.Messages)-1].Content
+	case PlanSet:
+		a.s.Memory.Plan = normalizePlan(ev.Plan)
+		if ev.Goal != "" {
+			a.s.Memory.CurrentGoal = ev.Goal
+		}
+	case ToolStarted:
+		req, _ := a.openRequest(ev)
+		a.upsertCall(ToolCall{ID: req.ID, Name: req.Name, Arguments: req.Arguments}, func(c *ToolCall) {
+			c.StartedAt = ev.At
+		})
+	case ToolFinished:
+		req, _ := a.openRequest(ev)
+		a.finishCall(req, ev.Tool.Result, ev.Tool.Error, ev.Tool.DurationMS, ev.At)
+	case ApprovalRequested:
+		req, _ := a.openRequest(ev)
+		a.upsertCall(ToolCall{ID: req.ID, Name: req.Name, Arguments: req.Arguments}, func(c *ToolCall) {
+			c.Approval = AwaitingDecision
+		})
+	case ApprovalGiven:
+		a.upsertCall(ToolCall{ID: ev.Tool.ID}, func(c *ToolCall) { c.Approval = Approved })
+	case ApprovalDenied:
+		a.upsertCall(ToolCall{ID: ev.Tool.ID}, func(c *ToolCall) { c.Approval = Denied })
+		req, _ := a.openRequest(ev)
+		reason := "the user denied this call"
+		if ev.Text != "" {
+			reason += ": " + ev.Text
+		}
+		a.finishCall(req, "", reason, 0, ev.At)
+	case NoteSet:
+		a.setNote(ev.NoteKey, ev.NoteValue)
+	case StepStatus:
+		a.setStepStatus(ev.Step, ev.Status)
+	case StepCompleted:
+		if len(a.s.Memory.Plan) > 0 {
+			a.setStepStatus(ev.Step, StepDone)
+		}
+	case Continue, Replan:
+		a.s.Iteration++
+	case Failed:
+		a.s.ErrorMessage = ev.Text
+	case Summarized:
+		a.s.Summary = ev.Text
+	}
+}
+
+func (a *applier) appendMessages(ms []Message) {
+	if len(ms) == 0 {
+		return
+	}
+	if !a.owned {
+		a.s.History = slices.Clip(a.s.History)
+	}
+	for _, m := range ms {
+		m.ToolCalls = cloneOrNil(m.ToolCalls)
+		a.s.History = append(a.s.History, m)
+	}
+}
+
+func (a *applier) setNote(key, value string) {
+	notes := a.s.Memory.Notes
+	if !a.owned {
+		notes = maps.Clone(notes)
+	}
+	if value == "" {
+		delete(notes, key)
+		if len(notes) == 0 {
+			notes = nil
+		}
+	} else {
+		if notes == nil {
+			notes = make(map[string]string)
+		}
+		notes[key] = value
+	}
+	a.s.Memory.Notes = notes
+}
+
+func (a *applier) setStepStatus(i int, st StepState) {
+	if !a.owned {
+		a.s.Memory.Plan = slices.Clone(a.s.Memory.Plan)
+	}
+	a.s.Memory.Plan[i].Status = st
+}
+
+// upsertCall changes the log entry with c.ID, or appends c first when the
+// log has none.
+func (a *applier) upsertCall(c ToolCall, change func(*ToolCall)) {
+	log := a.s.Memory.ToolCalls
+	i := a.callIndex(c.ID)
+	if !a.owned {
+		log = slices.Clone(log)
+	}
+	if i < 0 {
+		log = append(log, c)
+		i = len(log) - 1
+	}
+	change(&log[i])
+	a.s.Memory.ToolCalls = log
+}
+
+func (a *applier) finishCall(req ToolRequest, result, errText string, durationMS int64, at time.Time) {
+	a.upsertCall(ToolCall{ID: req.ID, Name: req.Name, Arguments: req.Arguments}, func(c *ToolCall) {
+		c.Result, c.Error, c.FinishedAt = result, errText, at
+		c.DurationMS = durationMS
+		if c.DurationMS == 0 && !c.StartedAt.IsZero() {
+			c.DurationMS = at.Sub(c.StartedAt).Milliseconds()
+		}
+	})
+	a.appendMessages([]Message{{
+		Role:       RoleTool,
+		Content:    ToolMessageContent(result, errText),
+		ToolCallID: req.ID,
+		Name:       req.Name,
+	}})
+}
+
+// closeOpenCalls answers every call still open with an error saying why, and
+// marks it finished in the tool log.
+func (a *applier) closeOpenCalls(ev Event) {
+	reason := "interrupted"
+	if ev.Kind == Failed {
+		reason = "not completed: " + ev.Text
+	} else if ev.Text != "" {
+		reason += ": " + ev.Text
+	}
+	for _, req := range openCalls(a.s.History) {
+		a.finishCall(req, "", reason, 0, ev.At)
+	}
+}
+
+// ToolMessageContent is what the model is told a call returned: its result,
+// its error, or both.
+func ToolMessageContent(result, errText string) string {
+	switch {
+	case errText == "":
+		return result
+	case result == "":
+		return "Error: " + errText
+	default:
+		return result + "\n\nError: " + errText
+	}
+}
+
+func (a *applier) callIndex(id string) int {
+	log := a.s.Memory.ToolCalls
+	for i := len(log) - 1; i >= 0; i-- {
+		if log[i].ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// cloneOrNil copies s; an empty s becomes nil, the one form of "none" a
+// state holds in memory.
+func cloneOrNil[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
+}
+
+func normalizePlan(plan []Step) []Step {
+	out := cloneOrNil(plan)
+	for i := range out {
+		if out[i].Status == "" {
+			out[i].Status = StepPending
+		}
+	}
+	return out
+}
+
+func lastOfRole(ms []Message, role string) int {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].Role == role {
+			return i
+		}
+	}
+	return -1
+}
+
+// clone returns a copy of s that shares no slice or map that Apply or a
+// Replayer writes to. Messages themselves are never modified once in the
+// history, so they are copied by value.
+func (s State) clone() State {
+	s.History = slices.Clone(s.History)
+	s.Memory.Plan = slices.Clone(s.Memory.Plan)
+	s.Memory.Notes = maps.Clone(s.Memory.Notes)
+	s.Memory.ToolCalls = slices.Clone(s.Memory.ToolCalls)
+	return s
+}
+
+// clip caps every growable slice at its length, so that a later append by
+// anyone copies instead of writing into spare capacity another state uses.
+func (s State) clip() State {
+	s.History = slices.Clip(s.History)
+	s.Memory.Plan = slices.Clip(s.Memory.Plan)
+	s.Memory.ToolCalls = slices.Clip(s.Memory.ToolCalls)
+	return s
+}

@@ -1,0 +1,41 @@
+// Package state holds everything the agent knows in a session as one
+// immutable value, and the only way that value changes: Apply, a pure
+// function from (State, Event) to the next State.
+//
+// # The phase machine
+//
+// Every event is a transition of the phase machine. The table is data
+// (Transitions), so the TUI can draw it and tests can enumerate it:
+//
+//	idle, done, error --user_message--> planning
+//	planning   --plan_set-----------> executing
+//	planning   --answered-----------> done
+//	executing  --tool_started, tool_finished, assistant_message,
+//	             note_set, step_status--> executing
+//	executing  --approval_requested--> awaiting_approval
+//	awaiting_approval --approval_given, approval_denied--> executing
+//	executing  --step_completed-----> reflecting
+//	reflecting --continue-----------> executing
+//	reflecting --replan-------------> planning
+//	reflecting --answered-----------> done
+//	planning, executing, awaiting_approval, reflecting --failed------> error
+//	planning, executing, awaiting_approval, reflecting --interrupted-> idle
+//	every phase but awaiting_approval --summarized--> (same phase)
+//
+// # Immutability
+//
+// Apply never writes into memory that its input shares: a State is a value
+// that may be kept, compared and forked. Two states derived from one parent
+// never see each other's changes. Replay folds a run of events without
+// copying the history at every step, so loading a long session stays linear.
+//
+// # Deltas
+//
+// An Event carries only what is new (the messages it adds, the plan it sets,
+// the tool call it finishes). Anything Apply can derive, it derives: the tool
+// message answering a call is built from the call's result, the final answer
+// is the content of the answering message. The store keeps events, not
+// states, so what an event carries is exactly what a checkpoint costs.
+//
+// This package imports nothing but the standard library.
+package state

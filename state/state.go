@@ -1,0 +1,143 @@
+package state
+
+import (
+	"fmt"
+	"time"
+)
+
+// Roles of a message in the conversation, as OpenAI-compatible APIs name them.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// State is everything the agent knows in a session at one version. It is a
+// value: Apply returns a new State and never changes the one it was given.
+type State struct {
+	SessionID     string        `json:"session_id"`
+	Version       int           `json:"version"`
+	ParentVersion int           `json:"parent_version"`
+	Phase         Phase         `json:"phase"`
+	History       []Message     `json:"history"`
+	Memory        WorkingMemory `json:"memory"`
+	// Iteration counts the plan/act cycles of the current task: a user
+	// message starts the task at 1, and each continue or replan starts the
+	// next cycle. The agent's iteration limit is checked against it.
+	Iteration    int    `json:"iteration"`
+	FinalAnswer  string `json:"final_answer"`
+	ErrorMessage string `json:"error_message"`
+	Usage        Usage  `json:"usage"`
+	// Summary stands in, when talking to the model, for the older part of
+	// History that no longer fits the context window. History itself is
+	// never shortened: every version shows what was said.
+	Summary string `json:"summary"`
+}
+
+// Message is one entry of the conversation.
+type Message struct {
+	Role       string        `json:"role"`
+	Content    string        `json:"content"`
+	ToolCalls  []ToolRequest `json:"tool_calls,omitempty"`
+	ToolCallID string        `json:"tool_call_id,omitempty"`
+	Name       string        `json:"name,omitempty"`
+}
+
+// ToolRequest is a tool call as the assistant asked for it.
+type ToolRequest struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// WorkingMemory is what the agent keeps beside the conversation.
+type WorkingMemory struct {
+	CurrentGoal string            `json:"current_goal"`
+	Plan        []Step            `json:"plan"`
+	Notes       map[string]string `json:"notes"`
+	ToolCalls   []ToolCall        `json:"tool_calls"`
+}
+
+// Step is one step of the plan.
+type Step struct {
+	Text   string    `json:"text"`
+	Status StepState `json:"status"`
+}
+
+// StepState is how far a plan step has come.
+type StepState string
+
+// The statuses of a plan step.
+const (
+	StepPending StepState = "pending"
+	StepActive  StepState = "active"
+	StepDone    StepState = "done"
+	StepFailed  StepState = "failed"
+	StepSkipped StepState = "skipped"
+)
+
+// Valid reports whether s is one of the known statuses.
+func (s StepState) Valid() bool {
+	switch s {
+	case StepPending, StepActive, StepDone, StepFailed, StepSkipped:
+		return true
+	}
+	return false
+}
+
+// ToolCall is one entry of the tool log: a call, and once it finished, its
+// outcome. A call with a zero FinishedAt is still running (or was, when the
+// process stopped).
+type ToolCall struct {
+	ID         string    `json:"id"`
+	Name       string    `json:"name,omitempty"`
+	Arguments  string    `json:"arguments,omitempty"`
+	Result     string    `json:"result,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	DurationMS int64     `json:"duration_ms,omitempty"`
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	// Approval is set only for calls that needed the person's decision.
+	Approval ApprovalStatus `json:"approval,omitempty"`
+}
+
+// ApprovalStatus is where a gated tool call stands with the person.
+type ApprovalStatus string
+
+// The approval statuses of a gated call.
+const (
+	AwaitingDecision ApprovalStatus = "requested"
+	Approved         ApprovalStatus = "approved"
+	Denied           ApprovalStatus = "denied"
+)
+
+// Finished reports whether the call has an outcome.
+func (c ToolCall) Finished() bool { return !c.FinishedAt.IsZero() }
+
+// Usage counts tokens.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// Add returns the sum of two usages.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		PromptTokens:     u.PromptTokens + v.PromptTokens,
+		CompletionTokens: u.CompletionTokens + v.CompletionTokens,
+	}
+}
+
+// Total is prompt plus completion tokens.
+func (u Usage) Total() int { return u.PromptTokens + u.CompletionTokens }
+
+// New returns the empty state of a session: idle, nothing said.
+func New(sessionID string) State {
+	return State{SessionID: sessionID}
+}
+
+// String gives a one-line description for logs and error messages.
+func (s State) String() string {
+	return fmt.Sprintf("session %s v%d (%s, %d messages)", s.SessionID, s.Version, s.Phase, len(s.History))
+}

@@ -9,7 +9,7 @@ import (
 
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
-func user(text string) Message { return Message{Role: RoleUser, Content: text} }
+func user(text string) Message  { return Message{Role: RoleUser, Content: text} }
 func reply(text string) Message { return Message{Role: RoleAssistant, Content: text} }
 
 func callMsg(ids ...string) Message {

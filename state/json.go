@@ -108,3 +108,15 @@ func normalizeEvent(ev Event) Event {
 
 // EncodeEvent is the inverse of DecodeEvent.
 func EncodeEvent(ev Event) ([]byte, error) { return json.Marshal(ev) }
+
+// Canonical returns ev as it will read back from the store: encoded and
+// decoded once. Applying the canonical event in memory gives a state equal,
+// byte for byte, to the one the store replays later (strings that are not
+// valid UTF-8, for one, come back with U+FFFD in them).
+func Canonical(ev Event) (Event, error) {
+	b, err := EncodeEvent(ev)
+	if err != nil {
+		return ev, err
+	}
+	return DecodeEvent(b)
+}

@@ -1,0 +1,66 @@
+package boltstore
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"retrace/storage"
+)
+
+// Claim makes this store the session's writer. See lock.go for how.
+func (s *Store) Claim(ctx context.Context, id string) error {
+	if _, err := s.Session(ctx, id); err != nil {
+		return err
+	}
+	return s.autoClaim(ctx, id)
+}
+
+// autoClaim claims a session before a write, without first checking it
+// exists (the write's own transaction does; a claim on a missing session is
+// dropped again).
+func (s *Store) autoClaim(ctx context.Context, id string) error {
+	if !validID.MatchString(id) {
+		return &storage.NotFoundError{ID: id, Where: s.path}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.claimMu.Lock()
+	defer s.claimMu.Unlock()
+	if _, ok := s.claims[id]; ok {
+		return nil
+	}
+	if err := os.MkdirAll(s.locks, 0o700); err != nil {
+		return fmt.Errorf("cannot claim session %s: %w", id, err)
+	}
+	f, err := claimFile(s.locks, id)
+	if err != nil {
+		return err
+	}
+	s.claims[id] = f
+	return nil
+}
+
+// Release gives up the claim on a session.
+func (s *Store) Release(id string) error {
+	s.claimMu.Lock()
+	defer s.claimMu.Unlock()
+	if f, ok := s.claims[id]; ok {
+		delete(s.claims, id)
+		return f.Close()
+	}
+	return nil
+}
+
+// dropClaim releases a claim and removes its lock file: the session is
+// gone.
+func (s *Store) dropClaim(id string) {
+	s.claimMu.Lock()
+	defer s.claimMu.Unlock()
+	if f, ok := s.claims[id]; ok {
+		delete(s.claims, id)
+		os.Remove(claimPath(s.locks, id))
+		f.Close()
+	}
+}

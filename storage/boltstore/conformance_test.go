@@ -1,0 +1,35 @@
+package boltstore_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"retrace/storage"
+	"retrace/storage/boltstore"
+	"retrace/storage/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, storetest.Backend{
+		NewLocation: func(t *testing.T) string { return filepath.Join(t.TempDir(), "retrace.db") },
+		Open:        openStore,
+	})
+}
+
+// openStore opens a store for a test and, when the test ends, closes it and
+// checks the whole file: bbolt's own consistency check and every record.
+func openStore(t *testing.T, path string) storage.Store {
+	t.Helper()
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	t.Cleanup(func() {
+		st.Close()
+		if err := boltstore.Verify(context.Background(), path); err != nil {
+			t.Errorf("verify %s: %v", path, err)
+		}
+	})
+	return st
+}

@@ -1,0 +1,395 @@
+package boltstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"retrace/state"
+	"retrace/storage"
+)
+
+// Options tune a Store. The zero value is what retrace uses.
+type Options struct {
+	// LockTimeout bounds how long an operation waits while another
+	// process has a transaction open on the file. Default 5 s.
+	LockTimeout time.Duration
+	// Now is the clock for times the store sets itself (session creation
+	// and head moves). Default time.Now.
+	Now func() time.Time
+}
+
+// Store is a storage.Store on one bbolt file.
+type Store struct {
+	path  string
+	locks string
+	opts  Options
+
+	// fileMu makes this process run one transaction at a time: bbolt's
+	// file lock belongs to an open file, so two opens in one process would
+	// block each other just as two processes do.
+	fileMu   sync.Mutex
+	schemaOK bool // the file's schema was checked (and migrated); guarded by fileMu
+	closed   bool // guarded by fileMu
+
+	claimMu sync.Mutex
+	claims  map[string]*os.File
+}
+
+var _ storage.Store = (*Store)(nil)
+
+// Open returns a store on the database file at path. A missing file is
+// created, with its directories (0700; the file 0600), on the first write;
+// an existing one is checked now, so a damaged or foreign file is refused
+// before anything is done with it.
+func Open(path string, opts Options) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("open database: no path given")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = 5 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Store{path: abs, locks: lockDir(abs), opts: opts, claims: map[string]*os.File{}}
+
+	fi, err := os.Stat(abs)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil, fmt.Errorf("database path %s is a directory; give a file path such as %s", abs, filepath.Join(abs, "retrace.db"))
+	case err == nil && !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("database path %s is not a regular file", abs)
+	case err == nil:
+		if err := s.view(context.Background(), func(*bolt.Tx) error { return nil }); err != nil {
+			return nil, err
+		}
+	case !isNotExist(err):
+		return nil, fmt.Errorf("open database %s: %w", abs, err)
+	default:
+		if err := checkCreatable(abs); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// checkCreatable fails early when the file's directory can never be made:
+// some ancestor exists but is not a directory.
+func checkCreatable(path string) error {
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		fi, err := os.Stat(dir)
+		if err == nil {
+			if !fi.IsDir() {
+				return fmt.Errorf("cannot create database %s: %s is not a directory", path, dir)
+			}
+			return nil
+		}
+		if !isNotExist(err) || dir == filepath.Dir(dir) {
+			return fmt.Errorf("cannot create database %s: %w", path, err)
+		}
+	}
+}
+
+// Create starts a new session and claims it.
+func (s *Store) Create(ctx context.Context, ns storage.NewSession) (storage.SessionInfo, error) {
+	created := ns.CreatedAt
+	if created.IsZero() {
+		created = s.opts.Now()
+	}
+	rec := infoRecord{Title: ns.Title, Model: ns.Model, Workspace: ns.Workspace,
+		CreatedAt: created.UTC(), UpdatedAt: created.UTC(), Phase: state.Idle}
+	var id string
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		sessions := tx.Bucket(sessionsBucket)
+		for {
+			id = newID()
+			if sessions.Bucket([]byte(id)) == nil {
+				break
+			}
+		}
+		b, err := sessions.CreateBucket([]byte(id))
+		if err != nil {
+			return err
+		}
+		if _, err := b.CreateBucket(versionsBucket); err != nil {
+			return err
+		}
+		return putInfo(b, rec)
+	})
+	if err != nil {
+		return storage.SessionInfo{}, fmt.Errorf("create session in %s: %w", s.path, err)
+	}
+	if err := s.Claim(ctx, id); err != nil {
+		return storage.SessionInfo{}, err
+	}
+	return rec.info(id), nil
+}
+
+// newID returns 16 hex digits from crypto/rand: short enough to type a
+// prefix of, with no realistic chance of two sessions colliding.
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Append keeps ev as a checkpoint under parent, which must be the head.
+func (s *Store) Append(ctx context.Context, id string, parent int, ev state.Event) (storage.Checkpoint, error) {
+	if err := s.autoClaim(ctx, id); err != nil {
+		return storage.Checkpoint{}, err
+	}
+	var cp storage.Checkpoint
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		b, rec, err := s.session(tx, id)
+		if err != nil {
+			return err
+		}
+		if parent != rec.Head {
+			return &storage.ConflictError{Session: id, Parent: parent, Head: rec.Head}
+		}
+		vb := b.Bucket(versionsBucket)
+		from, err := s.phaseAt(vb, id, parent)
+		if err != nil {
+			return err
+		}
+		to, err := state.Next(from, ev.Kind)
+		if err != nil {
+			return err
+		}
+		value, err := encodeCheckpoint(parent, to, ev)
+		if err != nil {
+			return fmt.Errorf("session %s: %w", id, err)
+		}
+		v := rec.Versions + 1
+		// Keys only ever grow, so full pages are never split again: fill
+		// them, rather than leaving bbolt's default half of each empty.
+		vb.FillPercent = 1.0
+		if err := vb.Put(versionKey(v), value); err != nil {
+			return err
+		}
+		rec.Head, rec.Versions, rec.Phase, rec.UpdatedAt = v, v, to, ev.At.UTC()
+		cp = storage.Checkpoint{Version: v, Parent: parent, Event: ev.Kind, Phase: to, At: ev.At.UTC()}
+		return putInfo(b, rec)
+	})
+	if errors.Is(err, storage.ErrSessionNotFound) {
+		_ = s.Release(id)
+	}
+	return cp, err
+}
+
+// Head returns the state at the session's head.
+func (s *Store) Head(ctx context.Context, id string) (state.State, error) {
+	var st state.State
+	err := s.viewSession(ctx, id, func(tx *bolt.Tx) error {
+		b, rec, err := s.session(tx, id)
+		if err != nil {
+			return err
+		}
+		st, err = s.replay(b.Bucket(versionsBucket), id, rec.Head)
+		return err
+	})
+	return st, err
+}
+
+// At returns the state at a version.
+func (s *Store) At(ctx context.Context, id string, version int) (state.State, error) {
+	var st state.State
+	err := s.viewSession(ctx, id, func(tx *bolt.Tx) error {
+		b, rec, err := s.session(tx, id)
+		if err != nil {
+			return err
+		}
+		if version < 0 || version > rec.Versions {
+			return &storage.VersionError{Session: id, Version: version, Versions: rec.Versions}
+		}
+		st, err = s.replay(b.Bucket(versionsBucket), id, version)
+		return err
+	})
+	return st, err
+}
+
+// Tree lists every version's header and the branches.
+func (s *Store) Tree(ctx context.Context, id string) (storage.Tree, error) {
+	var t storage.Tree
+	err := s.viewSession(ctx, id, func(tx *bolt.Tx) error {
+		b, rec, err := s.session(tx, id)
+		if err != nil {
+			return err
+		}
+		cps := make([]storage.Checkpoint, 0, rec.Versions)
+		err = s.eachCheckpoint(b.Bucket(versionsBucket), id, func(v int, h header, _ []byte) error {
+			cps = append(cps, storage.Checkpoint{Version: v, Parent: h.parent, Event: h.kind, Phase: h.phase, At: h.at})
+			return nil
+		})
+		t = storage.BuildTree(id, rec.Head, cps)
+		return err
+	})
+	return t, err
+}
+
+// SetHead moves the head to version.
+func (s *Store) SetHead(ctx context.Context, id string, version int) error {
+	if err := s.autoClaim(ctx, id); err != nil {
+		return err
+	}
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		b, rec, err := s.session(tx, id)
+		if err != nil {
+			return err
+		}
+		if version < 0 || version > rec.Versions {
+			return &storage.VersionError{Session: id, Version: version, Versions: rec.Versions}
+		}
+		phase, err := s.phaseAt(b.Bucket(versionsBucket), id, version)
+		if err != nil {
+			return err
+		}
+		rec.Head, rec.Phase, rec.UpdatedAt = version, phase, s.opts.Now().UTC()
+		return putInfo(b, rec)
+	})
+	if errors.Is(err, storage.ErrSessionNotFound) {
+		_ = s.Release(id)
+	}
+	return err
+}
+
+// Session returns one session's summary.
+func (s *Store) Session(ctx context.Context, id string) (storage.SessionInfo, error) {
+	var info storage.SessionInfo
+	err := s.viewSession(ctx, id, func(tx *bolt.Tx) error {
+		_, rec, err := s.session(tx, id)
+		info = rec.info(id)
+		return err
+	})
+	return info, err
+}
+
+// Sessions lists every session, most recently updated first.
+func (s *Store) Sessions(ctx context.Context) ([]storage.SessionInfo, error) {
+	var list []storage.SessionInfo
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		var err error
+		list, err = s.allSessions(tx, nil)
+		return err
+	})
+	if errors.Is(err, errNoFile) {
+		return nil, nil
+	}
+	storage.SortSessions(list)
+	return list, err
+}
+
+// Resolve finds the one session whose id starts with prefix.
+func (s *Store) Resolve(ctx context.Context, prefix string) (string, error) {
+	if prefix == "" {
+		return "", errors.New("no session id given")
+	}
+	var matches []storage.SessionInfo
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		var err error
+		matches, err = s.allSessions(tx, []byte(prefix))
+		return err
+	})
+	if err != nil && !errors.Is(err, errNoFile) {
+		return "", err
+	}
+	for _, m := range matches {
+		if m.ID == prefix {
+			return m.ID, nil
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return "", &storage.NotFoundError{ID: prefix, Where: s.path}
+	case 1:
+		return matches[0].ID, nil
+	}
+	storage.SortSessions(matches)
+	return "", &storage.AmbiguousError{Prefix: prefix, Candidates: matches}
+}
+
+// Delete removes a session.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	if err := s.autoClaim(ctx, id); err != nil {
+		return err
+	}
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		if _, _, err := s.session(tx, id); err != nil {
+			return err
+		}
+		return tx.Bucket(sessionsBucket).DeleteBucket([]byte(id))
+	})
+	if err == nil || errors.Is(err, storage.ErrSessionNotFound) {
+		s.dropClaim(id)
+	}
+	return err
+}
+
+// Export returns a session and every checkpoint with its event.
+func (s *Store) Export(ctx context.Context, id string) (storage.Export, error) {
+	var ex storage.Export
+	err := s.viewSession(ctx, id, func(tx *bolt.Tx) error {
+		b, rec, err := s.session(tx, id)
+		if err != nil {
+			return err
+		}
+		ex.Session = rec.info(id)
+		ex.Checkpoints = make([]storage.Record, 0, rec.Versions)
+		return s.eachCheckpoint(b.Bucket(versionsBucket), id, func(v int, h header, raw []byte) error {
+			_, ev, err := decodeCheckpoint(raw)
+			if err != nil {
+				return &storage.CorruptError{Path: s.path, Session: id, Version: v, Reason: err.Error()}
+			}
+			ex.Checkpoints = append(ex.Checkpoints, storage.Record{
+				Checkpoint: storage.Checkpoint{Version: v, Parent: h.parent, Event: h.kind, Phase: h.phase, At: h.at},
+				Data:       ev,
+			})
+			return nil
+		})
+	})
+	return ex, err
+}
+
+// Close releases every claim. The file itself is never held open between
+// operations.
+func (s *Store) Close() error {
+	s.fileMu.Lock()
+	s.closed = true
+	s.fileMu.Unlock()
+	s.claimMu.Lock()
+	defer s.claimMu.Unlock()
+	for id, f := range s.claims {
+		f.Close()
+		delete(s.claims, id)
+	}
+	return nil
+}
+
+func (r infoRecord) info(id string) storage.SessionInfo {
+	return storage.SessionInfo{
+		ID: id, Title: r.Title, Model: r.Model, Workspace: r.Workspace,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		Head: r.Head, Versions: r.Versions, Phase: r.Phase,
+	}
+}
+
+// validID is the shape of the ids retrace makes, and of everything it will
+// use as a lock file name.
+var validID = regexp.MustCompile(`^[0-9A-Za-z_-]{1,64}$`)

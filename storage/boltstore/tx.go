@@ -1,0 +1,213 @@
+package boltstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"retrace/storage"
+)
+
+// errNoFile: a read found no database file. Readers treat it as "no
+// sessions yet"; nothing is created for a read.
+var errNoFile = errors.New("no database file")
+
+var errClosed = errors.New("store is closed")
+
+// boltTimeout bounds bbolt's own wait for its file lock. Our "db" lock is
+// taken first, so bbolt waits only when a program other than retrace (the
+// bbolt CLI, say) has the file open.
+const boltTimeout = time.Second
+
+// view runs fn in a read-only transaction.
+func (s *Store) view(ctx context.Context, fn func(*bolt.Tx) error) error {
+	return s.withFile(ctx, false, func(db *bolt.DB) error { return db.View(fn) })
+}
+
+// viewSession is view for operations on one session: with no database
+// file, the session does not exist.
+func (s *Store) viewSession(ctx context.Context, id string, fn func(*bolt.Tx) error) error {
+	err := s.view(ctx, fn)
+	if errors.Is(err, errNoFile) {
+		return &storage.NotFoundError{ID: id, Where: s.path}
+	}
+	return err
+}
+
+// update runs fn in a read-write transaction, committed (and fsynced)
+// before update returns.
+func (s *Store) update(ctx context.Context, fn func(*bolt.Tx) error) error {
+	return s.withFile(ctx, true, func(db *bolt.DB) error { return db.Update(fn) })
+}
+
+// withFile opens the database for one operation: lock, check, open, run,
+// close. Writers create the file if it is missing.
+func (s *Store) withFile(ctx context.Context, write bool, fn func(*bolt.DB) error) error {
+	s.fileMu.Lock()
+	defer s.fileMu.Unlock()
+	if s.closed {
+		return errClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// The first operation of a Store may have to migrate the file, so it
+	// locks exclusively even to read.
+	lock, err := s.lockDB(ctx, write || !s.schemaOK, write)
+	if err != nil {
+		return err
+	}
+	if lock != nil {
+		defer lock.Close()
+	}
+
+	if _, err := os.Stat(s.path); isNotExist(err) {
+		if !write {
+			return errNoFile
+		}
+		if err := s.create(); err != nil {
+			return err
+		}
+	}
+	if err := checkFile(s.path); err != nil {
+		return err
+	}
+	if !s.schemaOK {
+		if err := s.checkSchema(); err != nil {
+			return err
+		}
+	}
+	return s.open(!write, fn)
+}
+
+// lockDB takes the database lock, shared or exclusive. A reader that cannot
+// create the lock (a database on a read-only disk) goes on without it
+// (required false); bbolt's own shared lock still keeps writers out while it
+// reads.
+func (s *Store) lockDB(ctx context.Context, exclusive, required bool) (*os.File, error) {
+	if err := os.MkdirAll(s.locks, 0o700); err != nil {
+		if !required {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("cannot write beside the database %s: %w", s.path, err)
+	}
+	f, err := lockFile(ctx, filepath.Join(s.locks, dbLockName), exclusive, s.opts.LockTimeout)
+	if err != nil && !required && (errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EROFS)) {
+		return nil, nil
+	}
+	return f, err
+}
+
+// open runs fn with the file opened by bbolt, turning bbolt's panics, and
+// faults from reading a mapping past the end of a damaged file, into an
+// error that names the file.
+func (s *Store) open(readOnly bool, fn func(*bolt.DB) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = &storage.CorruptError{Path: s.path, Reason: fmt.Sprintf("the database is damaged (bbolt: %v)", r)}
+		}
+	}()
+	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: boltTimeout, ReadOnly: readOnly})
+	if err != nil {
+		return s.boltError(err)
+	}
+	defer db.Close()
+	return fn(db)
+}
+
+func (s *Store) boltError(err error) error {
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return fmt.Errorf("%w: %s is held open by another program", storage.ErrLocked, s.path)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch):
+		return fmt.Errorf("%s: %w", s.path, storage.ErrNotDatabase)
+	case errors.Is(err, berrors.ErrChecksum):
+		return &storage.CorruptError{Path: s.path, Reason: "both meta pages fail their checksum"}
+	}
+	return fmt.Errorf("open database %s: %w", s.path, err)
+}
+
+// checkSchema reads the file's schema once per Store and migrates an old
+// one. The caller holds the exclusive lock when it can.
+func (s *Store) checkSchema() error {
+	var schema int
+	err := s.open(true, func(db *bolt.DB) error {
+		return db.View(func(tx *bolt.Tx) (err error) {
+			schema, err = readSchema(tx, s.path)
+			return err
+		})
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case schema > schemaVersion:
+		return fmt.Errorf("%s: %w (schema %d; this retrace reads up to %d): upgrade retrace", s.path, storage.ErrTooNew, schema, schemaVersion)
+	case schema < schemaVersion:
+		if err := s.open(false, func(db *bolt.DB) error {
+			return db.Update(func(tx *bolt.Tx) error { return migrate(tx, schema) })
+		}); err != nil {
+			return fmt.Errorf("upgrade %s to schema %d: %w", s.path, schemaVersion, err)
+		}
+	}
+	s.schemaOK = true
+	return nil
+}
+
+// create makes a new database file atomically: it is initialized under a
+// temporary name, synced, and only then linked into place, so a crash
+// never leaves a half-made file at the real path (bbolt's README warns a
+// crash during first creation can corrupt a file). Link, unlike rename,
+// fails if another process won the race; its file is then used.
+func (s *Store) create() error {
+	dir := filepath.Dir(s.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("cannot create database %s: %w", s.path, err)
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(s.path)+".new-*")
+	if err != nil {
+		return fmt.Errorf("cannot create database %s: %w", s.path, err)
+	}
+	tmpPath := tmp.Name()
+	tmp.Close()
+	defer os.Remove(tmpPath)
+
+	db, err := bolt.Open(tmpPath, 0o600, &bolt.Options{Timeout: boltTimeout})
+	if err != nil {
+		return fmt.Errorf("cannot create database %s: %w", s.path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		if err := migrations[0](tx); err != nil {
+			return err
+		}
+		return migrate(tx, 1)
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("cannot create database %s: %w", s.path, err)
+	}
+	if err := os.Link(tmpPath, s.path); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("cannot create database %s: %w", s.path, err)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

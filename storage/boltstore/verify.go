@@ -1,0 +1,69 @@
+package boltstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"retrace/storage"
+)
+
+// Verify checks a whole database file: bbolt's own consistency check of its
+// pages, then every record retrace stored (checksum, decoding, parent
+// links, and each session's count and head). It reads only; the file is
+// never changed. It returns nil for a missing file.
+func Verify(ctx context.Context, path string) error {
+	s, err := Open(path, Options{})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	err = s.view(ctx, func(tx *bolt.Tx) error {
+		var problems []error
+		for err := range tx.Check() {
+			problems = append(problems, fmt.Errorf("%s: bbolt check: %w", path, err))
+		}
+		c := tx.Bucket(sessionsBucket).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if v != nil {
+				problems = append(problems, &storage.CorruptError{Path: path, Reason: fmt.Sprintf("stray key %q among the sessions", k)})
+				continue
+			}
+			if err := s.verifySession(tx, string(k)); err != nil {
+				problems = append(problems, err)
+			}
+		}
+		return errors.Join(problems...)
+	})
+	if errors.Is(err, errNoFile) {
+		return nil
+	}
+	return err
+}
+
+func (s *Store) verifySession(tx *bolt.Tx, id string) error {
+	b, rec, err := s.session(tx, id)
+	if err != nil {
+		return err
+	}
+	n := 0
+	err = s.eachCheckpoint(b.Bucket(versionsBucket), id, func(v int, _ header, raw []byte) error {
+		n++
+		if v != n {
+			return &storage.CorruptError{Path: s.path, Session: id, Version: n, Reason: "the version is missing"}
+		}
+		if _, _, err := decodeCheckpoint(raw); err != nil {
+			return &storage.CorruptError{Path: s.path, Session: id, Version: v, Reason: err.Error()}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if n != rec.Versions {
+		return &storage.CorruptError{Path: s.path, Session: id, Reason: fmt.Sprintf("it records %d versions but holds %d", rec.Versions, n)}
+	}
+	return nil
+}

@@ -1,0 +1,31 @@
+// Package storage keeps sessions as versioned checkpoints.
+//
+// # Basics
+//
+// A session is an append-only log of checkpoints. A checkpoint is one
+// state.Event with its version, its parent version and its time; the state
+// at a version is the replay of the events on the path from the root to it.
+// Versions are small integers per session (1, 2, 3, ...), parents form a
+// tree, and the session's head names the version the next checkpoint hangs
+// under. Version 0 is the empty session before anything happened.
+//
+// Rollback (SetHead) moves the head. The next checkpoint then starts a new
+// branch; the old branch stays in the tree. Nothing is ever removed but by
+// deleting the whole session.
+//
+// A checkpoint writes the delta, never the whole state: each message is
+// stored once, in the event that added it, so a checkpoint costs the same at
+// the ten-thousandth message as at the first.
+//
+// # Writers
+//
+// One process at a time writes a session. The first write claims it (Claim
+// does so explicitly); a second process that tries gets a *BusyError naming
+// the session and the holder's pid, and may still read. Claims end with
+// Release, Close or the process: a killed holder releases at once.
+//
+// # Backends
+//
+// Store is the interface every backend implements; storetest holds the
+// conformance suite they all must pass. boltstore is the embedded default.
+package storage

@@ -1,0 +1,104 @@
+package storage
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"retrace/state"
+)
+
+// Store keeps sessions and their checkpoints. Implementations are safe for
+// use by several goroutines.
+type Store interface {
+	// Create starts a new, empty session (head 0) and claims it.
+	Create(ctx context.Context, s NewSession) (SessionInfo, error)
+	// Append keeps ev as a new checkpoint under parent, which must be the
+	// session's head, and moves the head to it. When Append returns nil the
+	// checkpoint is durable. A parent other than the head is an
+	// *ConflictError: someone else moved the session on.
+	Append(ctx context.Context, id string, parent int, ev state.Event) (Checkpoint, error)
+	// Head returns the state at the session's head.
+	Head(ctx context.Context, id string) (state.State, error)
+	// At returns the state at any version, 0 being the empty session.
+	At(ctx context.Context, id string, version int) (state.State, error)
+	// Tree returns every version's metadata and the branches they form,
+	// without materializing any state.
+	Tree(ctx context.Context, id string) (Tree, error)
+	// SetHead moves the head to version (rollback). The next Append starts
+	// a new branch there; no version is removed.
+	SetHead(ctx context.Context, id string, version int) error
+	// Session returns one session's summary.
+	Session(ctx context.Context, id string) (SessionInfo, error)
+	// Sessions lists every session, the most recently updated first.
+	Sessions(ctx context.Context) ([]SessionInfo, error)
+	// Resolve returns the id of the one session whose id starts with
+	// prefix: ErrSessionNotFound when none does, an *AmbiguousError when
+	// several do.
+	Resolve(ctx context.Context, prefix string) (string, error)
+	// Delete removes a session and all its versions.
+	Delete(ctx context.Context, id string) error
+	// Export returns a session with every checkpoint and its event.
+	Export(ctx context.Context, id string) (Export, error)
+	// Claim makes this store the session's only writer until Release or
+	// Close. It is a *BusyError when another store holds the session.
+	Claim(ctx context.Context, id string) error
+	// Release gives up a claim. Releasing a session not claimed is a no-op.
+	Release(id string) error
+	// Close releases every claim and the store's resources.
+	Close() error
+}
+
+// NewSession describes a session to create.
+type NewSession struct {
+	Title     string
+	Model     string
+	Workspace string
+	CreatedAt time.Time
+}
+
+// SessionInfo summarizes a session.
+type SessionInfo struct {
+	ID        string      `json:"id"`
+	Title     string      `json:"title"`
+	Model     string      `json:"model"`
+	Workspace string      `json:"workspace"`
+	CreatedAt time.Time   `json:"created_at"`
+	UpdatedAt time.Time   `json:"updated_at"`
+	Head      int         `json:"head"`
+	Versions  int         `json:"versions"` // versions are 1..Versions
+	Phase     state.Phase `json:"phase"`    // at the head
+}
+
+// Checkpoint is one version's metadata.
+type Checkpoint struct {
+	Version int             `json:"version"`
+	Parent  int             `json:"parent"`
+	Event   state.EventKind `json:"event"`
+	Phase   state.Phase     `json:"phase"` // after the event
+	At      time.Time       `json:"at"`
+}
+
+// Record is a checkpoint with its event, as Export returns it.
+type Record struct {
+	Checkpoint
+	Data state.Event `json:"data"`
+}
+
+// Export is everything a store holds about one session.
+type Export struct {
+	Session     SessionInfo `json:"session"`
+	Checkpoints []Record    `json:"checkpoints"`
+}
+
+// SortSessions orders sessions the way Sessions returns them: the most
+// recently updated first, ties by id.
+func SortSessions(list []SessionInfo) {
+	slices.SortFunc(list, func(a, b SessionInfo) int {
+		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}

@@ -38,8 +38,10 @@ type Store struct {
 	// file lock belongs to an open file, so two opens in one process would
 	// block each other just as two processes do.
 	fileMu   sync.Mutex
-	schemaOK bool // the file's schema was checked (and migrated); guarded by fileMu
-	closed   bool // guarded by fileMu
+	schemaOK bool  // the file's schema was checked (and migrated); guarded by fileMu
+	checked  bool  // the whole file was checked before the first write; guarded by fileMu
+	damaged  error // damage found, after which nothing is written; guarded by fileMu
+	closed   bool  // guarded by fileMu
 
 	claimMu sync.Mutex
 	claims  map[string]*os.File

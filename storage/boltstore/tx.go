@@ -85,7 +85,26 @@ func (s *Store) withFile(ctx context.Context, write bool, fn func(*bolt.DB) erro
 			return err
 		}
 	}
-	return s.open(!write, fn)
+	if write && !s.checked {
+		// Before the first write, read the whole file once: damage that
+		// no read has come across yet must not be written over.
+		if err := s.open(true, func(db *bolt.DB) error {
+			return db.View(func(tx *bolt.Tx) error { return s.checkAll(tx, false) })
+		}); err != nil && errors.Is(err, storage.ErrCorrupt) {
+			s.damaged = err
+		} else if err != nil {
+			return err
+		}
+		s.checked = true
+	}
+	if write && s.damaged != nil {
+		return s.damaged
+	}
+	err = s.open(!write, fn)
+	if errors.Is(err, storage.ErrCorrupt) && s.damaged == nil {
+		s.damaged = err
+	}
+	return err
 }
 
 // lockDB takes the database lock, shared or exclusive. A reader that cannot
@@ -99,11 +118,15 @@ func (s *Store) lockDB(ctx context.Context, exclusive, required bool) (*os.File,
 		}
 		return nil, fmt.Errorf("cannot write beside the database %s: %w", s.path, err)
 	}
-	f, err := lockFile(ctx, filepath.Join(s.locks, dbLockName), exclusive, s.opts.LockTimeout)
-	if err != nil && !required && (errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EROFS)) {
-		return nil, nil
+	gate, err := lockFile(ctx, filepath.Join(s.locks, gateLockName), true, s.opts.LockTimeout)
+	if err != nil {
+		if !required && (errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EROFS)) {
+			return nil, nil
+		}
+		return nil, err
 	}
-	return f, err
+	defer gate.Close()
+	return lockFile(ctx, filepath.Join(s.locks, dbLockName), exclusive, s.opts.LockTimeout)
 }
 
 // open runs fn with the file opened by bbolt, turning bbolt's panics, and

@@ -13,37 +13,47 @@ import (
 // Verify checks a whole database file: bbolt's own consistency check of its
 // pages, then every record retrace stored (checksum, decoding, parent
 // links, and each session's count and head). It reads only; the file is
-// never changed. It returns nil for a missing file.
+// never changed. It returns nil for a missing file, and the first problem
+// found otherwise.
 func Verify(ctx context.Context, path string) error {
 	s, err := Open(path, Options{})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	err = s.view(ctx, func(tx *bolt.Tx) error {
-		var problems []error
-		for err := range tx.Check() {
-			problems = append(problems, fmt.Errorf("%s: bbolt check: %w", path, err))
-		}
-		c := tx.Bucket(sessionsBucket).Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			if v != nil {
-				problems = append(problems, &storage.CorruptError{Path: path, Reason: fmt.Sprintf("stray key %q among the sessions", k)})
-				continue
-			}
-			if err := s.verifySession(tx, string(k)); err != nil {
-				problems = append(problems, err)
-			}
-		}
-		return errors.Join(problems...)
-	})
+	err = s.view(ctx, func(tx *bolt.Tx) error { return s.checkAll(tx, true) })
 	if errors.Is(err, errNoFile) {
 		return nil
 	}
 	return err
 }
 
-func (s *Store) verifySession(tx *bolt.Tx, id string) error {
+// checkAll runs bbolt's page check and checks every record's checksum,
+// header and parent link, and each session's count. With events set it
+// also decodes every event.
+func (s *Store) checkAll(tx *bolt.Tx, events bool) error {
+	var problems []error
+	for err := range tx.Check() {
+		problems = append(problems, &storage.CorruptError{Path: s.path, Reason: "bbolt check: " + err.Error()})
+	}
+	c := tx.Bucket(sessionsBucket).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v != nil {
+			problems = append(problems, &storage.CorruptError{Path: s.path, Reason: fmt.Sprintf("stray key %q among the sessions", k)})
+			continue
+		}
+		if err := s.verifySession(tx, string(k), events); err != nil {
+			problems = append(problems, err)
+		}
+	}
+	if len(problems) > 0 {
+		// The first problem, in one line; the rest are usually its echoes.
+		return problems[0]
+	}
+	return nil
+}
+
+func (s *Store) verifySession(tx *bolt.Tx, id string, events bool) error {
 	b, rec, err := s.session(tx, id)
 	if err != nil {
 		return err
@@ -53,6 +63,9 @@ func (s *Store) verifySession(tx *bolt.Tx, id string) error {
 		n++
 		if v != n {
 			return &storage.CorruptError{Path: s.path, Session: id, Version: n, Reason: "the version is missing"}
+		}
+		if !events {
+			return nil
 		}
 		if _, _, err := decodeCheckpoint(raw); err != nil {
 			return &storage.CorruptError{Path: s.path, Session: id, Version: v, Reason: err.Error()}

@@ -1,0 +1,206 @@
+package boltstore_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"retrace/state"
+	"retrace/storage"
+	"retrace/storage/boltstore"
+)
+
+// The test binary doubles as a second retrace process: run with
+// RETRACE_TEST_ROLE set, it plays that role instead of running tests.
+func TestMain(m *testing.M) {
+	if role := os.Getenv("RETRACE_TEST_ROLE"); role != "" {
+		if err := playRole(role, os.Getenv("RETRACE_TEST_DB"), os.Getenv("RETRACE_TEST_SESSION")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func playRole(role, path, id string) error {
+	ctx := context.Background()
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	switch role {
+	case "writer":
+		// Wait for "go" so two writers start together.
+		if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+			return err
+		}
+		n, _ := strconv.Atoi(os.Getenv("RETRACE_TEST_N"))
+		s, err := st.Head(ctx, id)
+		if err != nil {
+			return err
+		}
+		for i := range n {
+			if s, err = storage.Commit(ctx, st, s, chatEvent(s, i)); err != nil {
+				return fmt.Errorf("writer %d at v%d: %w", os.Getpid(), s.Version, err)
+			}
+		}
+		return nil
+	case "holder":
+		if err := st.Claim(ctx, id); err != nil {
+			return err
+		}
+		fmt.Println("claimed")
+		_, _ = io.Copy(io.Discard, os.Stdin) // hold until stdin closes or we are killed
+		return nil
+	}
+	return fmt.Errorf("unknown role %q", role)
+}
+
+// chatEvent is the next event of a plain chat: a user message, then the
+// answer.
+func chatEvent(s state.State, i int) state.Event {
+	if s.Phase == state.Planning {
+		return state.Event{Kind: state.Answered, Messages: []state.Message{{Role: state.RoleAssistant, Content: fmt.Sprintf("answer %d", i)}}}
+	}
+	return state.Event{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: fmt.Sprintf("question %d", i)}}}
+}
+
+func helperCmd(t *testing.T, role, path, id string, extra ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "RETRACE_TEST_ROLE="+role, "RETRACE_TEST_DB="+path, "RETRACE_TEST_SESSION="+id)
+	cmd.Env = append(cmd.Env, extra...)
+	return cmd
+}
+
+func newSessions(t *testing.T, path string, n int) []string {
+	t.Helper()
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var ids []string
+	for i := range n {
+		info, err := st.Create(context.Background(), storage.NewSession{Title: fmt.Sprint("session ", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, info.ID)
+	}
+	return ids
+}
+
+// Two processes writing different sessions of one file both get all their
+// checkpoints in, interleaved: neither waits for the other to finish.
+func TestTwoProcessesShareTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "retrace.db")
+	ids := newSessions(t, path, 2)
+	const n = 200
+	var cmds []*exec.Cmd
+	var gos []io.WriteCloser
+	for _, id := range ids {
+		cmd := helperCmd(t, "writer", path, id, fmt.Sprint("RETRACE_TEST_N=", n))
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, gos = append(cmds, cmd), append(gos, stdin)
+	}
+	for _, g := range gos {
+		fmt.Fprintln(g, "go")
+		g.Close()
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("writer %d: %v", i, err)
+		}
+	}
+
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var spans [2][2]time.Time
+	for i, id := range ids {
+		ex, err := st.Export(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ex.Checkpoints) != n {
+			t.Fatalf("session %d has %d checkpoints, want %d", i, len(ex.Checkpoints), n)
+		}
+		spans[i] = [2]time.Time{ex.Checkpoints[0].At, ex.Checkpoints[n-1].At}
+	}
+	if !spans[0][0].Before(spans[1][1]) || !spans[1][0].Before(spans[0][1]) {
+		t.Fatalf("the writers did not interleave: one ran %v, the other %v", spans[0], spans[1])
+	}
+	if err := boltstore.Verify(context.Background(), path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A session another process writes is refused, naming the session and the
+// holder; when the holder is killed, the claim is free at once.
+func TestSecondWriterIsRefusedAndKillReleases(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "retrace.db")
+	id := newSessions(t, path, 1)[0]
+	holder := helperCmd(t, "holder", path, id)
+	stdout, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder.Stderr = os.Stderr
+	if _, err := holder.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = holder.Process.Kill(); _ = holder.Wait() })
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || strings.TrimSpace(line) != "claimed" {
+		t.Fatalf("holder said %q, %v", line, err)
+	}
+
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	err = st.Claim(context.Background(), id)
+	var be *storage.BusyError
+	if !errors.As(err, &be) || be.PID != holder.Process.Pid {
+		t.Fatalf("claim of a held session: %v (holder pid %d)", err, holder.Process.Pid)
+	}
+	if msg := err.Error(); !strings.Contains(msg, id) || !strings.Contains(msg, strconv.Itoa(holder.Process.Pid)) {
+		t.Fatalf("message %q must name the session and the holder's pid", msg)
+	}
+	if _, err := st.Head(context.Background(), id); err != nil {
+		t.Fatalf("reading a held session: %v", err)
+	}
+
+	if err := holder.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = holder.Wait()
+	if err := st.Claim(context.Background(), id); err != nil {
+		t.Fatalf("claim after the holder was killed: %v", err)
+	}
+}

@@ -21,40 +21,70 @@ func Apply(s State, ev Event) (State, error) {
 	return a.s.clip(), nil
 }
 
-// Replayer folds a run of events into a state. It gives the same result as
-// calling Apply for each event, but owns what it builds, so it appends in
-// place instead of copying the history at every step: replaying n events
-// costs O(n), not O(n²).
-type Replayer struct {
+// Builder folds events into a state it owns. It gives the same results as
+// calling Apply for each event, but where Apply must copy the history to
+// append to it (the State it was given may have forks), a Builder appends
+// in place: folding n events costs O(n), not O(n²), and an event costs the
+// same at the ten-thousandth message as at the first. It is how the store
+// replays a session and how the agent moves one forward.
+//
+// States a Builder hands out stay as they were: the history only ever
+// grows past their end, and the small collections it changes in place
+// (plan, notes, tool log) are copied before the first change after a
+// State call.
+type Builder struct {
 	a applier
 }
 
-// NewReplayer starts a replay from base.
-func NewReplayer(base State) *Replayer {
-	return &Replayer{a: applier{s: base.clone(), owned: true}}
+// NewBuilder starts from base (which it copies; base stays the caller's).
+func NewBuilder(base State) *Builder {
+	return &Builder{a: applier{s: base.clone(), own: ownAll}}
 }
 
-// Apply applies one event. On error the replayer's state is unchanged.
-func (r *Replayer) Apply(ev Event) error { return r.a.apply(ev) }
+// Check reports whether ev would apply, without applying it.
+func (b *Builder) Check(ev Event) error {
+	if _, err := Next(b.a.s.Phase, ev.Kind); err != nil {
+		return err
+	}
+	return b.a.check(ev)
+}
+
+// Apply applies one event. On error the builder's state is unchanged.
+func (b *Builder) Apply(ev Event) error { return b.a.apply(ev) }
 
 // Phase is the phase reached so far.
-func (r *Replayer) Phase() Phase { return r.a.s.Phase }
+func (b *Builder) Phase() Phase { return b.a.s.Phase }
 
-// State returns the state reached so far. The replayer may go on after it;
-// from then on it copies before it writes, so the returned State stays as it
-// was.
-func (r *Replayer) State() State {
-	r.a.owned = false
-	return r.a.s.clip()
+// SetVersion records where the state reached so far sits in the version
+// tree; the store assigns versions, Apply does not.
+func (b *Builder) SetVersion(version, parent int) {
+	b.a.s.Version, b.a.s.ParentVersion = version, parent
 }
 
-// applier carries the state being built. When owned is false the state's
-// slices and maps may be shared with other states, so every change copies
-// first; when true they belong to the applier and change in place.
+// State returns the state reached so far. The Builder may go on after it;
+// the returned State does not change when it does.
+func (b *Builder) State() State {
+	b.a.own &= ownHistory
+	return b.a.s.clip()
+}
+
+// applier carries the state being built. own says which of the state's
+// slices and maps belong to the applier, to change in place; the others
+// may be shared with other states and are copied before any change.
 type applier struct {
-	s     State
-	owned bool
+	s   State
+	own ownership
 }
+
+type ownership uint8
+
+const (
+	ownHistory ownership = 1 << iota
+	ownPlan
+	ownNotes
+	ownLog
+	ownAll = ownHistory | ownPlan | ownNotes | ownLog
+)
 
 func (a *applier) apply(ev Event) error {
 	to, err := Next(a.s.Phase, ev.Kind)
@@ -65,7 +95,7 @@ func (a *applier) apply(ev Event) error {
 		return err
 	}
 	// Everything below is known to succeed: checks come first, so a failed
-	// event never leaves a half-applied state behind in a Replayer.
+	// event never leaves a half-applied state behind in a Builder.
 	a.change(ev)
 	a.s.Phase = to
 	a.s.Usage = a.s.Usage.Add(ev.Usage)
@@ -193,8 +223,10 @@ func (a *applier) appendMessages(ms []Message) {
 	if len(ms) == 0 {
 		return
 	}
-	if !a.owned {
+	if a.own&ownHistory == 0 {
+		// Clipping makes append copy into an array of our own.
 		a.s.History = slices.Clip(a.s.History)
+		a.own |= ownHistory
 	}
 	for _, m := range ms {
 		m.ToolCalls = cloneOrNil(m.ToolCalls)
@@ -204,8 +236,9 @@ func (a *applier) appendMessages(ms []Message) {
 
 func (a *applier) setNote(key, value string) {
 	notes := a.s.Memory.Notes
-	if !a.owned {
+	if a.own&ownNotes == 0 {
 		notes = maps.Clone(notes)
+		a.own |= ownNotes
 	}
 	if value == "" {
 		delete(notes, key)
@@ -222,8 +255,9 @@ func (a *applier) setNote(key, value string) {
 }
 
 func (a *applier) setStepStatus(i int, st StepState) {
-	if !a.owned {
+	if a.own&ownPlan == 0 {
 		a.s.Memory.Plan = slices.Clone(a.s.Memory.Plan)
+		a.own |= ownPlan
 	}
 	a.s.Memory.Plan[i].Status = st
 }
@@ -233,8 +267,9 @@ func (a *applier) setStepStatus(i int, st StepState) {
 func (a *applier) upsertCall(c ToolCall, change func(*ToolCall)) {
 	log := a.s.Memory.ToolCalls
 	i := a.callIndex(c.ID)
-	if !a.owned {
+	if a.own&ownLog == 0 {
 		log = slices.Clone(log)
+		a.own |= ownLog
 	}
 	if i < 0 {
 		log = append(log, c)
@@ -326,7 +361,7 @@ func lastOfRole(ms []Message, role string) int {
 }
 
 // clone returns a copy of s that shares no slice or map that Apply or a
-// Replayer writes to. Messages themselves are never modified once in the
+// Builder writes to. Messages themselves are never modified once in the
 // history, so they are copied by value.
 func (s State) clone() State {
 	s.History = slices.Clone(s.History)

@@ -203,35 +203,42 @@ func TestForksStayIndependent(t *testing.T) {
 	}
 }
 
-// A Replayer must give exactly what a chain of Apply calls gives, and a
-// state it handed out must not change when it goes on.
-func TestReplayerMatchesApply(t *testing.T) {
+// A Builder must give exactly what a chain of Apply calls gives, and every
+// state it hands out must stay as it was while it goes on.
+func TestBuilderMatchesApply(t *testing.T) {
 	for seed := range uint64(30) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		events, want := statetest.Script(rng, state.New("s1"), 200)
-		r := state.NewReplayer(state.New("s1"))
-		var mid state.State
-		var midJSON string
+		b := state.NewBuilder(state.New("s1"))
+		var handed []state.State
+		var handedJSON []string
+		chain := state.New("s1")
 		for i, ev := range events {
-			if err := r.Apply(ev); err != nil {
+			if err := b.Apply(ev); err != nil {
 				t.Fatalf("seed %d event %d (%s): %v", seed, i, ev.Kind, err)
 			}
-			if i == 100 {
-				mid = r.State()
-				midJSON = mustJSON(t, mid)
+			chain = apply(t, chain, ev)
+			if i%3 == 0 {
+				s := b.State()
+				if !reflect.DeepEqual(s, chain) {
+					t.Fatalf("seed %d event %d: builder differs from Apply", seed, i)
+				}
+				handed, handedJSON = append(handed, s), append(handedJSON, mustJSON(t, s))
 			}
 		}
-		if got := r.State(); !reflect.DeepEqual(got, want) {
-			t.Fatalf("seed %d: replay differs from Apply:\nreplay %s\napply  %s", seed, mustJSON(t, got), mustJSON(t, want))
+		if got := b.State(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: builder differs from Apply:\nbuilder %s\napply   %s", seed, mustJSON(t, got), mustJSON(t, want))
 		}
-		if mustJSON(t, mid) != midJSON {
-			t.Fatalf("seed %d: a state handed out mid-replay changed afterwards", seed)
+		for i, s := range handed {
+			if mustJSON(t, s) != handedJSON[i] {
+				t.Fatalf("seed %d: state handed out at step %d changed afterwards", seed, i*3)
+			}
 		}
 	}
 }
 
-func TestRefusedEventLeavesReplayerUnchanged(t *testing.T) {
-	r := state.NewReplayer(state.New("s1"))
+func TestRefusedEventLeavesBuilderUnchanged(t *testing.T) {
+	r := state.NewBuilder(state.New("s1"))
 	for _, ev := range []state.Event{userMsg("hi"), {Kind: state.PlanSet, At: t0, Plan: []state.Step{{Text: "x"}}}, assistantCalls("a")} {
 		if err := r.Apply(ev); err != nil {
 			t.Fatal(err)
@@ -243,7 +250,7 @@ func TestRefusedEventLeavesReplayerUnchanged(t *testing.T) {
 		t.Fatal("accepted an answer to an unknown call")
 	}
 	if got := mustJSON(t, r.State()); got != before {
-		t.Fatalf("refused event changed the replayer:\n%s\n%s", before, got)
+		t.Fatalf("refused event changed the builder:\n%s\n%s", before, got)
 	}
 }
 

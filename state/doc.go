@@ -26,8 +26,9 @@
 //
 // Apply never writes into memory that its input shares: a State is a value
 // that may be kept, compared and forked. Two states derived from one parent
-// never see each other's changes. Replay folds a run of events without
-// copying the history at every step, so loading a long session stays linear.
+// never see each other's changes. To do that Apply copies the history it
+// appends to; a Builder, which owns the state it builds, appends in place,
+// so replaying or advancing a long session stays linear.
 //
 // # Deltas
 //

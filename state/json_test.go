@@ -133,7 +133,7 @@ func FuzzDecodeEvent(f *testing.F) {
 		}
 		for _, s := range bases {
 			_, _ = state.Apply(s, ev)
-			r := state.NewReplayer(s)
+			r := state.NewBuilder(s)
 			_ = r.Apply(ev)
 		}
 	})

@@ -97,7 +97,7 @@ func (s *Store) replay(vb *bolt.Bucket, id string, v int) (state.State, error) {
 		path = append(path, step{cur, h, js})
 		cur = h.parent
 	}
-	r := state.NewReplayer(state.New(id))
+	r := state.NewBuilder(state.New(id))
 	for i := len(path) - 1; i >= 0; i-- {
 		st := path[i]
 		damaged := func(reason string) error {

@@ -1,0 +1,148 @@
+// Package storebench measures a store on the workload of a long chat: N
+// turns of a user message and an assistant reply of about 300 characters
+// each, every event a committed checkpoint. It is what `retrace bench`
+// runs, and the same workload the LangGraph measurements in our notes used,
+// so the figures compare.
+package storebench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"retrace/state"
+	"retrace/storage"
+)
+
+// Result is one run's figures. Times are milliseconds.
+type Result struct {
+	Turns             int     `json:"turns"`
+	Checkpoints       int     `json:"checkpoints"`
+	TotalMS           float64 `json:"total_ms"`
+	First100MSPerTurn float64 `json:"first100_ms_per_turn"`
+	Last100MSPerTurn  float64 `json:"last100_ms_per_turn"`
+	DBBytes           int64   `json:"db_bytes"`
+	TextBytes         int64   `json:"text_bytes"` // the message text written, for scale
+	LoadLatestMS      float64 `json:"load_latest_ms"`
+	LoadEarlyMS       float64 `json:"load_early_ms"`
+	HistoryMS         float64 `json:"history_ms"`
+}
+
+// Opener opens (creating) a store at a path.
+type Opener func(path string) (storage.Store, error)
+
+// MessageLen is the length of each message, in characters.
+const MessageLen = 300
+
+// Run writes turns chat turns into a fresh store in dir, then measures
+// reading it back from a freshly opened store. progress, if not nil, is
+// called after each turn.
+func Run(ctx context.Context, dir string, turns int, open Opener, progress func(turn int)) (Result, error) {
+	if turns < 1 {
+		return Result{}, fmt.Errorf("turns must be at least 1, got %d", turns)
+	}
+	path := filepath.Join(dir, "bench.db")
+	st, err := open(path)
+	if err != nil {
+		return Result{}, err
+	}
+	info, err := st.Create(ctx, storage.NewSession{Title: "bench", Model: "none"})
+	if err != nil {
+		st.Close()
+		return Result{}, err
+	}
+
+	r := Result{Turns: turns}
+	rng := rand.New(rand.NewPCG(uint64(turns), 1))
+	perTurn := make([]time.Duration, turns)
+	cur := storage.NewCursor(st, state.New(info.ID))
+	start := time.Now()
+	for i := range turns {
+		t0 := time.Now()
+		for _, ev := range turn(rng) {
+			if _, err := cur.Commit(ctx, ev); err != nil {
+				st.Close()
+				return Result{}, fmt.Errorf("turn %d: %w", i+1, err)
+			}
+			r.Checkpoints++
+			r.TextBytes += int64(len(ev.Messages[0].Content))
+		}
+		perTurn[i] = time.Since(t0)
+		if progress != nil {
+			progress(i + 1)
+		}
+	}
+	r.TotalMS = ms(time.Since(start))
+	window := min(100, turns)
+	r.First100MSPerTurn = mean(perTurn[:window])
+	r.Last100MSPerTurn = mean(perTurn[turns-window:])
+	if err := st.Close(); err != nil {
+		return Result{}, err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return Result{}, err
+	}
+	r.DBBytes = fi.Size()
+
+	// Reads come from a store opened afresh, as after a restart.
+	fresh, err := open(path)
+	if err != nil {
+		return Result{}, err
+	}
+	defer fresh.Close()
+	if r.LoadLatestMS, err = timed(func() error { _, err := fresh.Head(ctx, info.ID); return err }); err != nil {
+		return Result{}, err
+	}
+	if r.LoadEarlyMS, err = timed(func() error { _, err := fresh.At(ctx, info.ID, min(2, r.Checkpoints)); return err }); err != nil {
+		return Result{}, err
+	}
+	if r.HistoryMS, err = timed(func() error { _, err := fresh.Tree(ctx, info.ID); return err }); err != nil {
+		return Result{}, err
+	}
+	return r, nil
+}
+
+// turn is one chat turn: the user's message, then the answer.
+func turn(rng *rand.Rand) []state.Event {
+	return []state.Event{
+		{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: Text(rng, MessageLen)}}},
+		{Kind: state.Answered, Messages: []state.Message{{Role: state.RoleAssistant, Content: Text(rng, MessageLen)}}},
+	}
+}
+
+var vocabulary = strings.Fields(`the store writes one record per checkpoint and never the whole
+	state again so a session of ten thousand messages costs what the first did while
+	reading back replays only the path from the root to the version asked for`)
+
+// Text returns n characters of plain words, different every call.
+func Text(rng *rand.Rand, n int) string {
+	var b strings.Builder
+	for b.Len() < n {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(vocabulary[rng.IntN(len(vocabulary))])
+	}
+	return b.String()[:n]
+}
+
+func timed(fn func() error) (float64, error) {
+	t0 := time.Now()
+	err := fn()
+	return ms(time.Since(t0)), err
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func mean(ds []time.Duration) float64 {
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return ms(sum / time.Duration(len(ds)))
+}

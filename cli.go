@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"retrace/storage"
+	"retrace/storage/boltstore"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1 // the command ran and failed
+	exitUsage = 2 // the command line was wrong
+)
+
+// command is one subcommand of retrace.
+type command struct {
+	name    string
+	args    string // the positional arguments, as usage shows them
+	summary string
+	nargs   int // how many positional arguments it takes
+	// setup declares the command's flags (beyond --db) and returns the
+	// function that runs it.
+	setup func(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error
+}
+
+var commands = []command{
+	{name: "sessions", summary: "list sessions, newest first", setup: sessionsCmd},
+	{name: "show", args: "ID", nargs: 1, summary: "show a session's state at its head or at any version", setup: showCmd},
+	{name: "log", args: "ID", nargs: 1, summary: "show a session's version tree and branches", setup: logCmd},
+	{name: "rollback", args: "ID VERSION", nargs: 2, summary: "move a session's head back to VERSION; the next message starts a new branch", setup: rollbackCmd},
+	{name: "export", args: "ID", nargs: 1, summary: "write a session to stdout as JSON (every version) or markdown (the head)", setup: exportCmd},
+	{name: "rm", args: "ID", nargs: 1, summary: "delete a session and all its versions", setup: rmCmd},
+	{name: "bench", summary: "measure the store on a simulated long chat in a fresh file", setup: benchCmd},
+}
+
+// cli is what every command runs with.
+type cli struct {
+	stdout, stderr io.Writer
+	db             string // --db, or "" for the default path
+}
+
+// run executes one command line and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		return exitOK
+	}
+	name := args[0]
+	for _, cmd := range commands {
+		if cmd.name == name {
+			return cmd.execute(ctx, args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "retrace: unknown command %q; run 'retrace help' for the list\n", name)
+	return exitUsage
+}
+
+func (cmd command) execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := &cli{stdout: stdout, stderr: stderr}
+	fs := flag.NewFlagSet("retrace "+cmd.name, flag.ContinueOnError)
+	fs.StringVar(&c.db, "db", "", "database file (default $XDG_DATA_HOME/retrace/retrace.db)")
+	runFn := cmd.setup(fs)
+	// The flag package would print errors and usage itself; we say each
+	// in one line of our own.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	positional, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(stdout, "usage: retrace %s %s[flags]\n\n%s.\n\nflags:\n", cmd.name, withSpace(cmd.args), capitalize(cmd.summary))
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "retrace %s: %v; see 'retrace %s --help'\n", cmd.name, err, cmd.name)
+		return exitUsage
+	}
+	if len(positional) != cmd.nargs {
+		fmt.Fprintf(stderr, "retrace %s: want %s, got %d argument(s); see 'retrace %s --help'\n",
+			cmd.name, describeArgs(cmd), len(positional), cmd.name)
+		return exitUsage
+	}
+	if err := runFn(ctx, c, positional); err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "retrace %s: %s\n", cmd.name, ue.msg)
+			return exitUsage
+		}
+		fmt.Fprintf(stderr, "retrace: %s\n", oneLine(explain(err)))
+		return exitError
+	}
+	return exitOK
+}
+
+// usageError is a command line that parsed but makes no sense.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// parseInterspersed parses flags wherever they are among the positional
+// arguments, so `retrace show ID --json` works as well as `--json ID`.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `retrace: a terminal chat agent whose every step is a checkpoint you can go back to.
+
+usage: retrace COMMAND [ARGS] [flags]
+
+commands:
+`)
+	for _, cmd := range commands {
+		fmt.Fprintf(w, "  %-22s %s\n", cmd.name+" "+cmd.args, cmd.summary)
+	}
+	fmt.Fprint(w, `
+Every command takes --db PATH (default $XDG_DATA_HOME/retrace/retrace.db) and
+--help. A session ID may be shortened to any prefix that names one session.
+`)
+}
+
+// openStore opens the database the command line names.
+func (c *cli) openStore() (*boltstore.Store, error) {
+	path := c.db
+	if path == "" {
+		var err error
+		if path, err = storage.DefaultPath(); err != nil {
+			return nil, err
+		}
+	}
+	return boltstore.Open(path, boltstore.Options{})
+}
+
+// explain adds what a person can do about an error, where retrace knows.
+func explain(err error) string {
+	switch {
+	case errors.Is(err, storage.ErrSessionNotFound):
+		return err.Error() + " ('retrace sessions' lists them)"
+	case errors.Is(err, storage.ErrVersionNotFound):
+		return err.Error() + " ('retrace log ID' shows them)"
+	case errors.Is(err, context.Canceled):
+		return "interrupted"
+	}
+	return err.Error()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func withSpace(s string) string {
+	if s == "" {
+		return ""
+	}
+	return s + " "
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func describeArgs(cmd command) string {
+	if cmd.nargs == 0 {
+		return "no arguments"
+	}
+	return cmd.args
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"retrace/storage"
+	"retrace/storage/boltstore"
+	"retrace/storage/storebench"
+)
+
+func benchCmd(fset *flag.FlagSet) func(context.Context, *cli, []string) error {
+	turns := fset.Int("turns", 1000, "chat turns to simulate (a user message and a reply of 300 characters each)")
+	asJSON := fset.Bool("json", false, "print one JSON line")
+	fset.Lookup("db").Usage = "write the benchmark database here and keep it (it must not exist yet); default a temporary file, removed after"
+	return func(ctx context.Context, c *cli, _ []string) error {
+		if *turns < 1 {
+			return usagef("--turns must be at least 1, got %d", *turns)
+		}
+		dir, cleanup, err := benchDir(c.db)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		open := func(path string) (storage.Store, error) { return boltstore.Open(path, boltstore.Options{}) }
+		r, err := storebench.Run(ctx, dir, *turns, open, nil)
+		if err != nil {
+			return err
+		}
+		if c.db != "" {
+			if err := os.Rename(filepath.Join(dir, "bench.db"), c.db); err != nil {
+				return err
+			}
+		}
+		if *asJSON {
+			return writeJSON(c, r)
+		}
+		w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(w, "turns\t%d\t(%d checkpoints)\n", r.Turns, r.Checkpoints)
+		fmt.Fprintf(w, "total\t%.0f ms\t\n", r.TotalMS)
+		fmt.Fprintf(w, "first 100 turns\t%.2f ms/turn\t\n", r.First100MSPerTurn)
+		fmt.Fprintf(w, "last 100 turns\t%.2f ms/turn\t(%.2f× the first)\n", r.Last100MSPerTurn, r.Last100MSPerTurn/r.First100MSPerTurn)
+		fmt.Fprintf(w, "database\t%d bytes\t(%.2f× the %d bytes of text)\n", r.DBBytes, float64(r.DBBytes)/float64(r.TextBytes), r.TextBytes)
+		fmt.Fprintf(w, "load head\t%.2f ms\t(fresh store)\n", r.LoadLatestMS)
+		fmt.Fprintf(w, "load v2\t%.2f ms\t\n", r.LoadEarlyMS)
+		fmt.Fprintf(w, "version tree\t%.2f ms\t\n", r.HistoryMS)
+		return w.Flush()
+	}
+}
+
+// benchDir is where the benchmark writes: a temporary directory, or, with
+// --db, a new one beside the path asked for, which must not exist yet (the
+// benchmark never touches a real database).
+func benchDir(db string) (string, func(), error) {
+	parent := ""
+	if db != "" {
+		if _, err := os.Stat(db); err == nil {
+			return "", nil, fmt.Errorf("bench: %s exists; give a path for a new file", db)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return "", nil, fmt.Errorf("bench: %w", err)
+		}
+		parent = filepath.Dir(db)
+		if err := os.MkdirAll(parent, 0o700); err != nil {
+			return "", nil, fmt.Errorf("bench: cannot create %s: %w", parent, err)
+		}
+	}
+	dir, err := os.MkdirTemp(parent, "retrace-bench-*")
+	if err != nil {
+		return "", nil, fmt.Errorf("bench: %w", err)
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
+}

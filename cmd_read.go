@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"retrace/state/transcript"
+	"retrace/storage"
+)
+
+func sessionsCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
+	asJSON := fs.Bool("json", false, "print JSON: a list of {id, title, model, workspace, created_at, updated_at, head, versions, phase}")
+	return func(ctx context.Context, c *cli, _ []string) error {
+		st, err := c.openStore()
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		list, err := st.Sessions(ctx)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			if list == nil {
+				list = []storage.SessionInfo{}
+			}
+			return writeJSON(c, list)
+		}
+		if len(list) == 0 {
+			fmt.Fprintf(c.stdout, "no sessions in %s\n", st.Path())
+			return nil
+		}
+		return renderSessions(c.stdout, list)
+	}
+}
+
+func showCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
+	version := -1
+	fs.Func("version", "show version `N` instead of the head", func(v string) error {
+		n, err := strconv.Atoi(strings.TrimPrefix(v, "v"))
+		if err != nil || n < 0 {
+			return fmt.Errorf("a version is a number from 0 up, not %q", v)
+		}
+		version = n
+		return nil
+	})
+	asJSON := fs.Bool("json", false, "print the state as JSON")
+	return func(ctx context.Context, c *cli, args []string) error {
+		st, err := c.openStore()
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		id, err := st.Resolve(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		info, err := st.Session(ctx, id)
+		if err != nil {
+			return err
+		}
+		v := info.Head
+		if version >= 0 {
+			v = version
+		}
+		s, err := st.At(ctx, id, v)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return writeJSON(c, s)
+		}
+		renderState(c.stdout, info, s)
+		return nil
+	}
+}
+
+func logCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
+	asJSON := fs.Bool("json", false, "print the tree as JSON: {session, head, versions: [...], branches: [...]}")
+	return func(ctx context.Context, c *cli, args []string) error {
+		st, err := c.openStore()
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		id, err := st.Resolve(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		info, err := st.Session(ctx, id)
+		if err != nil {
+			return err
+		}
+		tree, err := st.Tree(ctx, id)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			if tree.Nodes == nil {
+				tree.Nodes, tree.Branches = []storage.Node{}, []storage.Branch{}
+			}
+			return writeJSON(c, tree)
+		}
+		renderTree(c.stdout, info, tree)
+		return nil
+	}
+}
+
+// exportFormat is the JSON export: everything the store holds about a
+// session, every version's event included, so nothing is lost.
+type exportFormat struct {
+	Format string `json:"format"`
+	storage.Export
+}
+
+func exportCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
+	format := fs.String("format", "json", "json (the session and every version's event) or md (the conversation at the head, as markdown)")
+	return func(ctx context.Context, c *cli, args []string) error {
+		if *format != "json" && *format != "md" {
+			return usagef("--format must be json or md, not %q", *format)
+		}
+		st, err := c.openStore()
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		id, err := st.Resolve(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		if *format == "json" {
+			ex, err := st.Export(ctx, id)
+			if err != nil {
+				return err
+			}
+			if ex.Checkpoints == nil {
+				ex.Checkpoints = []storage.Record{}
+			}
+			return writeJSON(c, exportFormat{Format: "retrace-export/1", Export: ex})
+		}
+		info, err := st.Session(ctx, id)
+		if err != nil {
+			return err
+		}
+		s, err := st.At(ctx, id, info.Head)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprint(c.stdout, transcript.Markdown(transcript.Header{
+			Title: info.Title, SessionID: id, Model: info.Model, Workspace: info.Workspace,
+			Version: info.Head, Versions: info.Versions, Head: info.Head, Exported: time.Now(),
+		}, s))
+		return err
+	}
+}
+
+func writeJSON(c *cli, v any) error {
+	enc := json.NewEncoder(c.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"retrace/state"
+	"retrace/state/transcript"
+	"retrace/storage"
+)
+
+// Text output for people. Everything that came from a model, a tool or a
+// person goes through transcript.Inert first: it is shown, never obeyed.
+
+const timeLayout = "2006-01-02 15:04:05"
+
+func renderSessions(w io.Writer, list []storage.SessionInfo) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTITLE\tPHASE\tVERSIONS\tUPDATED")
+	for _, s := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.ID, clip(oneLine(transcript.Inert(s.Title)), 40), s.Phase, s.Versions, s.UpdatedAt.Local().Format(timeLayout))
+	}
+	return tw.Flush()
+}
+
+func renderState(w io.Writer, info storage.SessionInfo, s state.State) {
+	fmt.Fprintf(w, "session   %s  %q\n", info.ID, transcript.Inert(info.Title))
+	version := fmt.Sprintf("v%d of %d", s.Version, info.Versions)
+	if s.Version == info.Head {
+		version += " (head)"
+	}
+	fmt.Fprintf(w, "version   %s, parent v%d\n", version, s.ParentVersion)
+	fmt.Fprintf(w, "phase     %s, iteration %d\n", s.Phase, s.Iteration)
+	fmt.Fprintf(w, "tokens    %d prompt, %d completion\n", s.Usage.PromptTokens, s.Usage.CompletionTokens)
+	if info.Model != "" {
+		fmt.Fprintf(w, "model     %s\n", transcript.Inert(info.Model))
+	}
+	if info.Workspace != "" {
+		fmt.Fprintf(w, "workspace %s\n", transcript.Inert(info.Workspace))
+	}
+	m := s.Memory
+	if m.CurrentGoal != "" {
+		section(w, "goal", m.CurrentGoal)
+	}
+	if len(m.Plan) > 0 {
+		fmt.Fprintln(w, "\nplan")
+		for i, st := range m.Plan {
+			fmt.Fprintf(w, "  %d. [%s] %s\n", i+1, st.Status, oneLine(transcript.Inert(st.Text)))
+		}
+	}
+	if len(m.Notes) > 0 {
+		fmt.Fprintln(w, "\nnotes")
+		keys := make([]string, 0, len(m.Notes))
+		for k := range m.Notes {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(w, "  %s: %s\n", transcript.Inert(k), indent(transcript.Inert(m.Notes[k]), "    "))
+		}
+	}
+	if len(m.ToolCalls) > 0 {
+		fmt.Fprintln(w, "\ntool calls")
+		for _, c := range m.ToolCalls {
+			fmt.Fprintf(w, "  %s %s  %s\n", transcript.Inert(c.Name), clip(oneLine(transcript.Inert(c.Arguments)), 60), toolStatus(c))
+		}
+	}
+	if s.Summary != "" {
+		section(w, "summary of earlier turns", s.Summary)
+	}
+	fmt.Fprintln(w, "\nconversation")
+	if len(s.History) == 0 {
+		fmt.Fprintln(w, "  (nothing said yet)")
+	}
+	for _, msg := range s.History {
+		renderMessage(w, msg)
+	}
+	if s.FinalAnswer != "" {
+		section(w, "final answer", s.FinalAnswer)
+	}
+	if s.ErrorMessage != "" {
+		section(w, "error", s.ErrorMessage)
+	}
+}
+
+func renderMessage(w io.Writer, m state.Message) {
+	who := m.Role
+	if m.Role == state.RoleTool {
+		who = fmt.Sprintf("tool %s (%s)", transcript.Inert(m.Name), transcript.Inert(m.ToolCallID))
+	}
+	if m.Content != "" || len(m.ToolCalls) == 0 {
+		fmt.Fprintf(w, "  %s: %s\n", who, indent(transcript.Inert(m.Content), "    "))
+	} else {
+		fmt.Fprintf(w, "  %s:\n", who)
+	}
+	for _, c := range m.ToolCalls {
+		fmt.Fprintf(w, "    -> %s %s (%s)\n", transcript.Inert(c.Name), indent(transcript.Inert(c.Arguments), "       "), transcript.Inert(c.ID))
+	}
+}
+
+func toolStatus(c state.ToolCall) string {
+	switch {
+	case c.Approval == state.AwaitingDecision:
+		return "waiting for approval"
+	case !c.Finished():
+		return "running (or stopped while running)"
+	case c.Error != "":
+		return fmt.Sprintf("error: %s (%d ms)", clip(oneLine(transcript.Inert(c.Error)), 60), c.DurationMS)
+	}
+	return fmt.Sprintf("done (%d ms)", c.DurationMS)
+}
+
+func renderTree(w io.Writer, info storage.SessionInfo, t storage.Tree) {
+	fmt.Fprintf(w, "session %s  %q  head v%d, %s, %s\n\n",
+		info.ID, transcript.Inert(info.Title), t.Head, count(len(t.Nodes), "version"), count(len(t.Branches), "branch"))
+	if len(t.Nodes) == 0 {
+		fmt.Fprintln(w, "no versions yet")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  \tVERSION\tPARENT\tBRANCH\tEVENT\tPHASE\tTIME")
+	for _, n := range t.Nodes {
+		mark := " "
+		switch {
+		case n.Head:
+			mark = "*"
+		case n.Current:
+			mark = "|"
+		}
+		fmt.Fprintf(tw, "%s\tv%d\tv%d\t%d\t%s\t%s\t%s\n", mark, n.Version, n.Parent, n.Branch, n.Event, n.Phase, n.At.Local().Format(timeLayout))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\n* head   | on the path from the root to the head")
+	fmt.Fprintln(w, "\nbranches")
+	for _, b := range t.Branches {
+		from := "the root"
+		if b.Fork > 0 {
+			from = fmt.Sprintf("v%d", b.Fork)
+		}
+		current := ""
+		if b.Current {
+			current = "  (head)"
+		}
+		fmt.Fprintf(w, "  %d  v%d..v%d  from %s, %s%s\n", b.ID, b.First, b.Tip, from, count(b.Versions, "version"), current)
+	}
+}
+
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "ch") {
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func section(w io.Writer, title, text string) {
+	fmt.Fprintf(w, "\n%s\n  %s\n", title, indent(transcript.Inert(text), "  "))
+}
+
+func indent(s, prefix string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+prefix)
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

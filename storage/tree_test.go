@@ -1,0 +1,46 @@
+package storage
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestBuildTree(t *testing.T) {
+	// v1-v2-v3 ; v4 from v1 ; v5 from v4 ; v6 from v1 (a second fork of v1) ;
+	// v7 from the root ; head v5.
+	parents := []int{0, 1, 2, 1, 4, 1, 0}
+	cps := make([]Checkpoint, len(parents))
+	for i, p := range parents {
+		cps[i] = Checkpoint{Version: i + 1, Parent: p}
+	}
+	tree := BuildTree("s", 5, cps)
+	want := []Branch{
+		{ID: 1, Fork: 0, First: 1, Tip: 3, Versions: 3},
+		{ID: 2, Fork: 1, First: 4, Tip: 5, Versions: 2, Current: true},
+		{ID: 3, Fork: 1, First: 6, Tip: 6, Versions: 1},
+		{ID: 4, Fork: 0, First: 7, Tip: 7, Versions: 1},
+	}
+	if !reflect.DeepEqual(tree.Branches, want) {
+		t.Fatalf("branches\ngot  %+v\nwant %+v", tree.Branches, want)
+	}
+	var branch []int
+	var current []int
+	for _, n := range tree.Nodes {
+		branch = append(branch, n.Branch)
+		if n.Current {
+			current = append(current, n.Version)
+		}
+	}
+	if !reflect.DeepEqual(branch, []int{1, 1, 1, 2, 2, 3, 4}) || !reflect.DeepEqual(current, []int{1, 4, 5}) {
+		t.Fatalf("branch of each version %v, current path %v", branch, current)
+	}
+	if p := tree.Path(5); !reflect.DeepEqual(p, []int{1, 4, 5}) {
+		t.Fatalf("path %v", p)
+	}
+	if p := tree.Path(9); p != nil {
+		t.Fatalf("path to a missing version: %v", p)
+	}
+	if empty := BuildTree("s", 0, nil); len(empty.Nodes) != 0 || len(empty.Branches) != 0 {
+		t.Fatalf("empty tree: %+v", empty)
+	}
+}

@@ -151,6 +151,24 @@ func (c *cli) openStore() (*boltstore.Store, error) {
 	return boltstore.Open(path, boltstore.Options{})
 }
 
+// openSession opens the database and finds the session an id or prefix
+// names. The caller closes the store.
+func (c *cli) openSession(ctx context.Context, idOrPrefix string) (*boltstore.Store, storage.SessionInfo, error) {
+	st, err := c.openStore()
+	if err != nil {
+		return nil, storage.SessionInfo{}, err
+	}
+	id, err := st.Resolve(ctx, idOrPrefix)
+	if err == nil {
+		var info storage.SessionInfo
+		if info, err = st.Session(ctx, id); err == nil {
+			return st, info, nil
+		}
+	}
+	st.Close()
+	return nil, storage.SessionInfo{}, err
+}
+
 // explain adds what a person can do about an error, where retrace knows.
 func explain(err error) string {
 	switch {

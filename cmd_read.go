@@ -51,19 +51,12 @@ func showCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	})
 	asJSON := fs.Bool("json", false, "print the state as JSON")
 	return func(ctx context.Context, c *cli, args []string) error {
-		st, err := c.openStore()
+		st, info, err := c.openSession(ctx, args[0])
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		id, err := st.Resolve(ctx, args[0])
-		if err != nil {
-			return err
-		}
-		info, err := st.Session(ctx, id)
-		if err != nil {
-			return err
-		}
+		id := info.ID
 		v := info.Head
 		if version >= 0 {
 			v = version
@@ -83,19 +76,12 @@ func showCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 func logCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	asJSON := fs.Bool("json", false, "print the tree as JSON: {session, head, versions: [...], branches: [...]}")
 	return func(ctx context.Context, c *cli, args []string) error {
-		st, err := c.openStore()
+		st, info, err := c.openSession(ctx, args[0])
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		id, err := st.Resolve(ctx, args[0])
-		if err != nil {
-			return err
-		}
-		info, err := st.Session(ctx, id)
-		if err != nil {
-			return err
-		}
+		id := info.ID
 		tree, err := st.Tree(ctx, id)
 		if err != nil {
 			return err
@@ -124,15 +110,12 @@ func exportCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		if *format != "json" && *format != "md" {
 			return usagef("--format must be json or md, not %q", *format)
 		}
-		st, err := c.openStore()
+		st, info, err := c.openSession(ctx, args[0])
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		id, err := st.Resolve(ctx, args[0])
-		if err != nil {
-			return err
-		}
+		id := info.ID
 		if *format == "json" {
 			ex, err := st.Export(ctx, id)
 			if err != nil {
@@ -142,10 +125,6 @@ func exportCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 				ex.Checkpoints = []storage.Record{}
 			}
 			return writeJSON(c, exportFormat{Format: "retrace-export/1", Export: ex})
-		}
-		info, err := st.Session(ctx, id)
-		if err != nil {
-			return err
 		}
 		s, err := st.At(ctx, id, info.Head)
 		if err != nil {

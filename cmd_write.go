@@ -14,19 +14,12 @@ func rollbackCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 		if err != nil {
 			return usagef("VERSION must be a version number such as 12 or v12, not %q", args[1])
 		}
-		st, err := c.openStore()
+		st, before, err := c.openSession(ctx, args[0])
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		id, err := st.Resolve(ctx, args[0])
-		if err != nil {
-			return err
-		}
-		before, err := st.Session(ctx, id)
-		if err != nil {
-			return err
-		}
+		id := before.ID
 		if err := st.SetHead(ctx, id, v); err != nil {
 			return err
 		}
@@ -40,19 +33,12 @@ func rollbackCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 
 func rmCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 	return func(ctx context.Context, c *cli, args []string) error {
-		st, err := c.openStore()
+		st, info, err := c.openSession(ctx, args[0])
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		id, err := st.Resolve(ctx, args[0])
-		if err != nil {
-			return err
-		}
-		info, err := st.Session(ctx, id)
-		if err != nil {
-			return err
-		}
+		id := info.ID
 		if err := st.Delete(ctx, id); err != nil {
 			return err
 		}

@@ -97,6 +97,11 @@ func (a *applier) apply(ev Event) error {
 	// Everything below is known to succeed: checks come first, so a failed
 	// event never leaves a half-applied state behind in a Builder.
 	a.change(ev)
+	for _, m := range ev.Messages {
+		if m.Role == RoleAssistant {
+			a.s.Iteration++
+		}
+	}
 	a.s.Phase = to
 	a.s.Usage = a.s.Usage.Add(ev.Usage)
 	return nil
@@ -151,9 +156,7 @@ func (a *applier) check(ev Event) error {
 			return invalid(ev.Kind, "says nothing about what went wrong")
 		}
 	case Summarized:
-		if ev.Text == "" {
-			return invalid(ev.Kind, "summary is empty")
-		}
+		return a.checkSummary(ev)
 	}
 	return nil
 }
@@ -168,7 +171,7 @@ func (a *applier) change(ev Event) {
 	a.appendMessages(ev.Messages)
 	switch ev.Kind {
 	case UserMessage:
-		a.s.Iteration = 1
+		a.s.Iteration = 0
 		a.s.FinalAnswer, a.s.ErrorMessage = "", ""
 		a.s.Memory.Plan = nil
 		a.s.Memory.CurrentGoal = ev.Messages[lastOfRole(ev.Messages, RoleUser)].Content
@@ -210,12 +213,10 @@ func (a *applier) change(ev Event) {
 		if len(a.s.Memory.Plan) > 0 {
 			a.setStepStatus(ev.Step, StepDone)
 		}
-	case Continue, Replan:
-		a.s.Iteration++
 	case Failed:
 		a.s.ErrorMessage = ev.Text
 	case Summarized:
-		a.s.Summary = ev.Text
+		a.s.Summary, a.s.SummaryThrough = ev.Text, ev.Through
 	}
 }
 

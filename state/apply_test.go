@@ -43,6 +43,12 @@ func tool(kind state.EventKind, id string, at time.Time) state.Event {
 	return state.Event{Kind: kind, At: at, Tool: &state.ToolCall{ID: id}}
 }
 
+func assistantFinish(id string) state.Event {
+	ev := tool(state.ToolFinished, id, t0)
+	ev.Tool.Result = "ok"
+	return ev
+}
+
 func executing(t *testing.T) state.State {
 	return apply(t, state.New("s1"),
 		userMsg("fix the build"),
@@ -52,7 +58,7 @@ func executing(t *testing.T) state.State {
 
 func TestUserMessageStartsATask(t *testing.T) {
 	s := apply(t, state.New("s1"), userMsg("fix the build"))
-	if s.Iteration != 1 || s.Memory.CurrentGoal != "fix the build" || s.Phase != state.Planning {
+	if s.Iteration != 0 || s.Memory.CurrentGoal != "fix the build" || s.Phase != state.Planning {
 		t.Fatalf("got iteration %d goal %q phase %s", s.Iteration, s.Memory.CurrentGoal, s.Phase)
 	}
 	s = apply(t, s, state.Event{Kind: state.Answered, At: t0, Messages: []state.Message{{Role: state.RoleAssistant, Content: "done"}}})
@@ -159,8 +165,18 @@ func TestNotesAndSteps(t *testing.T) {
 		t.Fatalf("step_completed: phase %s plan %+v", s.Phase, s.Memory.Plan)
 	}
 	s = apply(t, s, state.Event{Kind: state.Continue, At: t0})
-	if s.Iteration != 2 {
-		t.Fatalf("continue must start iteration 2, got %d", s.Iteration)
+	if s.Iteration != 0 {
+		t.Fatalf("no model reply yet, but iteration %d", s.Iteration)
+	}
+	s = apply(t, s, assistantCalls("x"), assistantFinish("x"))
+	s = apply(t, s, state.Event{Kind: state.StepCompleted, At: t0, Step: 1, Messages: []state.Message{{Role: state.RoleAssistant, Content: "fixed"}}})
+	s = apply(t, s, state.Event{Kind: state.Answered, At: t0, Messages: []state.Message{{Role: state.RoleAssistant, Content: "all done"}}})
+	if s.Iteration != 3 {
+		t.Fatalf("three model replies, but iteration %d", s.Iteration)
+	}
+	s = apply(t, s, userMsg("next task"))
+	if s.Iteration != 0 {
+		t.Fatalf("a new task must reset the iteration, got %d", s.Iteration)
 	}
 }
 
@@ -261,4 +277,34 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+func TestSummaryCoversWholeTurns(t *testing.T) {
+	s := apply(t, state.New("s"), userMsg("one"),
+		state.Event{Kind: state.Answered, At: t0, Messages: []state.Message{{Role: state.RoleAssistant, Content: "1"}}},
+		userMsg("two"),
+		state.Event{Kind: state.PlanSet, At: t0, Plan: []state.Step{{Text: "x"}}},
+		assistantCalls("c"))
+	// History: user, assistant, user, assistant(call c). Message 3 is a
+	// user message: a summary may end there, nowhere inside the turn.
+	for _, through := range []int{1, 3, 4, 5, -1} {
+		ev := state.Event{Kind: state.Summarized, At: t0, Text: "sum", Through: through}
+		if _, err := state.Apply(s, ev); !errors.Is(err, state.ErrInvalidEvent) {
+			t.Errorf("a summary through %d: %v", through, err)
+		}
+	}
+	ok := apply(t, s, state.Event{Kind: state.Summarized, At: t0, Text: "they said one", Through: 2})
+	if ok.Summary != "they said one" || ok.SummaryThrough != 2 {
+		t.Fatalf("summary %q through %d", ok.Summary, ok.SummaryThrough)
+	}
+	if _, err := state.Apply(ok, state.Event{Kind: state.Summarized, At: t0, Text: "less", Through: 0}); err == nil {
+		t.Fatal("a summary that covers less than the last one was accepted")
+	}
+}
+
+func TestPlanCanBeRevisedWhileExecuting(t *testing.T) {
+	s := apply(t, executing(t), state.Event{Kind: state.PlanSet, At: t0, Plan: []state.Step{{Text: "new"}}})
+	if s.Phase != state.Executing || len(s.Memory.Plan) != 1 || s.Memory.Plan[0].Text != "new" {
+		t.Fatalf("phase %s plan %+v", s.Phase, s.Memory.Plan)
+	}
 }

@@ -52,6 +52,24 @@ func (a *applier) checkMessages(ev Event) error {
 	return nil
 }
 
+// checkSummary keeps a summary on a turn boundary: it covers whole turns,
+// so a tool call is never summarised away from its result, and it never
+// shrinks what an earlier summary covered.
+func (a *applier) checkSummary(ev Event) error {
+	h := a.s.History
+	switch {
+	case ev.Text == "":
+		return invalid(ev.Kind, "summary is empty")
+	case ev.Through < a.s.SummaryThrough || ev.Through > len(h):
+		return invalid(ev.Kind, "covers %d messages; it must be between %d and %d", ev.Through, a.s.SummaryThrough, len(h))
+	case ev.Through != a.s.SummaryThrough && ev.Through < len(h) && h[ev.Through].Role != RoleUser:
+		return invalid(ev.Kind, "must end where a turn starts (message %d is a %s message)", ev.Through+1, h[ev.Through].Role)
+	case ev.Through == len(h) && ev.Through != a.s.SummaryThrough && len(openCalls(h)) > 0:
+		return invalid(ev.Kind, "would cover tool calls that are still unanswered")
+	}
+	return nil
+}
+
 func checkPlan(ev Event) error {
 	if len(ev.Plan) == 0 {
 		return invalid(ev.Kind, "plan has no steps")

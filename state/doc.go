@@ -8,7 +8,7 @@
 // (Transitions), so the TUI can draw it and tests can enumerate it:
 //
 //	idle, done, error --user_message--> planning
-//	planning   --plan_set-----------> executing
+//	planning, executing --plan_set--> executing
 //	planning   --answered-----------> done
 //	executing  --tool_started, tool_finished, assistant_message,
 //	             note_set, step_status--> executing

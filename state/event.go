@@ -100,7 +100,7 @@ func (k *EventKind) UnmarshalText(b []byte) error {
 //
 //	user_message       Messages (at least one user message; a system message may precede it)
 //	assistant_message  Messages (assistant, optionally with tool calls), Usage
-//	plan_set           Plan, Goal (optional), Messages (optional)
+//	plan_set           Plan, Goal (optional), Messages (optional); in executing it revises the plan
 //	answered           Messages (ending with the assistant's answer), Usage
 //	tool_started       Tool.ID (a call the assistant requested)
 //	tool_finished      Tool.ID, Tool.Result or Tool.Error, Tool.DurationMS
@@ -111,7 +111,7 @@ func (k *EventKind) UnmarshalText(b []byte) error {
 //	continue, replan   Messages (optional)
 //	failed             Text (what went wrong), Messages (optional)
 //	interrupted        Text (why, optional), Messages (what streamed so far)
-//	summarized         Text (the new summary)
+//	summarized         Text (the new summary), Through (how many history messages it covers)
 //
 // Every kind may carry Usage, the tokens spent to produce it.
 type Event struct {
@@ -126,5 +126,6 @@ type Event struct {
 	NoteKey   string    `json:"note_key,omitempty"`
 	NoteValue string    `json:"note_value,omitempty"`
 	Text      string    `json:"text,omitempty"`
+	Through   int       `json:"through,omitempty"`
 	Usage     Usage     `json:"usage,omitzero"`
 }

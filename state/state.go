@@ -22,17 +22,19 @@ type State struct {
 	Phase         Phase         `json:"phase"`
 	History       []Message     `json:"history"`
 	Memory        WorkingMemory `json:"memory"`
-	// Iteration counts the plan/act cycles of the current task: a user
-	// message starts the task at 1, and each continue or replan starts the
-	// next cycle. The agent's iteration limit is checked against it.
+	// Iteration counts the model's replies in the current task: a user
+	// message resets it to 0 and every assistant message adds one. The
+	// agent's iteration limit is checked against it, so it bounds a task
+	// however it loops (a step calling tool after tool, or plan after plan).
 	Iteration    int    `json:"iteration"`
 	FinalAnswer  string `json:"final_answer"`
 	ErrorMessage string `json:"error_message"`
 	Usage        Usage  `json:"usage"`
-	// Summary stands in, when talking to the model, for the older part of
-	// History that no longer fits the context window. History itself is
-	// never shortened: every version shows what was said.
-	Summary string `json:"summary"`
+	// Summary stands in, when talking to the model, for History[:SummaryThrough]:
+	// the older turns that no longer fit the context window. History itself
+	// is never shortened: every version shows what was said.
+	Summary        string `json:"summary"`
+	SummaryThrough int    `json:"summary_through"`
 }
 
 // Message is one entry of the conversation.

@@ -27,7 +27,7 @@ func buildTransitions() []Transition {
 	active := []Phase{Planning, Executing, AwaitingApproval, Reflecting}
 
 	move(Planning, UserMessage, Idle, Done, Error)
-	move(Executing, PlanSet, Planning)
+	move(Executing, PlanSet, Planning, Executing)
 	move(Done, Answered, Planning, Reflecting)
 	for _, ev := range []EventKind{ToolStarted, ToolFinished, AssistantMessage, NoteSet, StepStatus} {
 		stay(ev, Executing)

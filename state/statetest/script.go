@@ -59,7 +59,7 @@ func (g gen) pick() state.Event {
 		return state.Event{Kind: state.Interrupted, Text: "cancelled by the user", Messages: g.maybeAssistant(40)}
 	}
 	if g.s.Phase != state.AwaitingApproval && g.chance(2) {
-		return state.Event{Kind: state.Summarized, Text: "Summary: " + g.text(12)}
+		return state.Event{Kind: state.Summarized, Text: "Summary: " + g.text(12), Through: g.turnStart()}
 	}
 	switch g.s.Phase {
 	case state.Planning:
@@ -162,6 +162,18 @@ func (g gen) reflecting() state.Event {
 	default:
 		return state.Event{Kind: state.Answered, Messages: []state.Message{g.assistant()}}
 	}
+}
+
+// turnStart picks where a summary may end: the start of a turn the last
+// summary did not cover yet, or where the last summary ended.
+func (g gen) turnStart() int {
+	starts := []int{g.s.SummaryThrough}
+	for i := g.s.SummaryThrough + 1; i < len(g.s.History); i++ {
+		if g.s.History[i].Role == state.RoleUser {
+			starts = append(starts, i)
+		}
+	}
+	return starts[g.rng.IntN(len(starts))]
 }
 
 func (g gen) maybeAssistant(percent int) []state.Message {

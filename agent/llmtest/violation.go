@@ -1,0 +1,161 @@
+package llmtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+)
+
+// Rule names a rule a strict server enforces. Tests match on it rather than
+// on the message text, which belongs to the server being imitated.
+type Rule string
+
+// The rules. Each Violation carries one of these.
+const (
+	// RuleMalformed: the body is not JSON, or a field has the wrong type.
+	RuleMalformed Rule = "malformed"
+	// RuleModel: no "model".
+	RuleModel Rule = "missing_model"
+	// RuleNoMessages: "messages" is missing or empty.
+	RuleNoMessages Rule = "no_messages"
+	// RuleRole: a role that is not system, developer, user, assistant,
+	// tool or function.
+	RuleRole Rule = "unknown_role"
+	// RuleNullContent: a message with neither content nor tool_calls
+	// (content absent or null).
+	RuleNullContent Rule = "null_content"
+	// RuleToolContent: a tool message without a "content" key, which is
+	// what go-openai sends for an empty tool result.
+	RuleToolContent Rule = "tool_content_missing"
+	// RuleToolCallShape: a tool call without id, function or name, a
+	// non-string id, or a tool message without tool_call_id.
+	RuleToolCallShape Rule = "tool_call_shape"
+	// RuleToolType: a tool call whose type is missing or not "function".
+	RuleToolType Rule = "tool_call_type"
+	// RuleArguments: tool call arguments missing, empty, or not a string.
+	RuleArguments Rule = "tool_call_arguments"
+	// RuleUnanswered: an assistant tool call with no tool message
+	// answering it before the next non-tool message.
+	RuleUnanswered Rule = "unanswered_tool_call"
+	// RuleOrphanTool: a tool message that answers no id declared by the
+	// assistant message it follows.
+	RuleOrphanTool Rule = "orphan_tool_message"
+	// RuleDuplicateAnswer: a second tool message for the same id.
+	RuleDuplicateAnswer Rule = "duplicate_tool_answer"
+	// RuleMistralID: (Rules.MistralIDs) an id that is not [a-zA-Z0-9]{9}.
+	RuleMistralID Rule = "mistral_tool_call_id"
+	// RuleOllamaArgs: (Rules.OllamaJSONArgs) arguments that are not a JSON
+	// object.
+	RuleOllamaArgs Rule = "ollama_tool_call_arguments"
+	// RuleReasoningEcho: (Rules.RejectReasoningEcho) a message carrying
+	// reasoning_content.
+	RuleReasoningEcho Rule = "reasoning_echo"
+	// RuleReasoningMissing: (Rules.RequireReasoningEcho) an assistant
+	// message with tool calls but no reasoning_content.
+	RuleReasoningMissing Rule = "reasoning_missing"
+	// RuleNoScript: a valid request arrived with no scripted response left
+	// and no handler.
+	RuleNoScript Rule = "no_scripted_response"
+	// RuleEndpoint: a request to anything but POST /v1/chat/completions.
+	RuleEndpoint Rule = "unknown_endpoint"
+)
+
+// Violation is a request the server refused, with what it answered.
+type Violation struct {
+	// Request is the index of the offending request in Server.Requests.
+	Request int
+	Rule    Rule
+	// Status is the HTTP status answered (400 unless noted on the rule).
+	Status int
+	// Message, Param and Code are the fields of the error body; Param ""
+	// and Code nil are sent as null.
+	Message string
+	Param   string
+	Code    any
+}
+
+// String is what a test prints when it finds a violation it did not expect.
+func (v Violation) String() string {
+	return fmt.Sprintf("request %d: %s (HTTP %d): %s", v.Request, v.Rule, v.status(), v.Message)
+}
+
+// Body is the JSON error body the server answers the violation with.
+func (v Violation) Body() string {
+	typ := "invalid_request_error"
+	if v.status() >= 500 {
+		typ = "server_error"
+	}
+	return ErrorBody(v.Message, typ, v.Param, v.Code)
+}
+
+func (v Violation) status() int {
+	if v.Status == 0 {
+		return http.StatusBadRequest
+	}
+	return v.Status
+}
+
+// ErrorBody builds the standard error envelope
+// {"error":{"message":…,"type":…,"param":…,"code":…}}. An empty typ or
+// param is sent as null; code may be nil, a string or an int, since real
+// servers send all three.
+func ErrorBody(message, typ, param string, code any) string {
+	body := struct {
+		Error struct {
+			Message string  `json:"message"`
+			Type    *string `json:"type"`
+			Param   *string `json:"param"`
+			Code    any     `json:"code"`
+		} `json:"error"`
+	}{}
+	body.Error.Message = message
+	body.Error.Type = nullable(typ)
+	body.Error.Param = nullable(param)
+	body.Error.Code = code
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// Real servers do not escape <, > and & as \u003c…; neither do we.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(body); err != nil {
+		panic("llmtest: cannot encode an error body: " + err.Error())
+	}
+	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func malformedBody() Violation {
+	return Violation{
+		Rule: RuleMalformed,
+		Message: "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your " +
+			"HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)",
+	}
+}
+
+// typeViolation words a wrong JSON type the way OpenAI does.
+func typeViolation(path, want string, got json.RawMessage) Violation {
+	return Violation{
+		Rule:    RuleMalformed,
+		Message: fmt.Sprintf("Invalid type for '%s': expected %s, but got %s instead.", path, want, kind(got)),
+		Param:   path,
+	}
+}
+
+func missing(rule Rule, path string) Violation {
+	return Violation{Rule: rule, Message: fmt.Sprintf("Missing required parameter: '%s'.", path), Param: path}
+}
+
+// msgPath is the path style of OpenAI's type errors ("messages[2]"); the
+// pairing errors use "messages.[2]" instead, as OpenAI does.
+func msgPath(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
+
+func callPath(i, j int) string { return msgPath(i) + ".tool_calls[" + strconv.Itoa(j) + "]" }
+
+func rolePath(i int) string { return "messages.[" + strconv.Itoa(i) + "].role" }

@@ -1,0 +1,64 @@
+package tools
+
+import (
+	"errors"
+	"strings"
+)
+
+// noteArgs are note's arguments.
+type noteArgs struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// planArgs are set_plan's arguments.
+type planArgs struct {
+	Goal  string   `json:"goal"`
+	Steps []string `json:"steps"`
+}
+
+// ParseNote checks the arguments of a note call, which the agent handles
+// itself. Key and value come back trimmed; an empty value means the note
+// is to be deleted. Errors wrap ErrInvalidArguments and are written for
+// the model, like Run's.
+func ParseNote(args string) (key, value string, err error) {
+	var a noteArgs
+	if err := decodeArgs("note", noteParams, args, &a); err != nil {
+		return "", "", err
+	}
+	return a.clean()
+}
+
+// clean trims the note and checks it has a key.
+func (a *noteArgs) clean() (key, value string, err error) {
+	key = strings.TrimSpace(a.Key)
+	if key == "" {
+		return "", "", invalidArgs("note", errors.New("key must not be empty"))
+	}
+	return key, strings.TrimSpace(a.Value), nil
+}
+
+// ParsePlan checks the arguments of a set_plan call, which the agent
+// handles itself. Steps come back trimmed, with empty ones dropped; at
+// least one must remain. The goal is optional.
+func ParsePlan(args string) (goal string, steps []string, err error) {
+	var a planArgs
+	if err := decodeArgs("set_plan", planParams, args, &a); err != nil {
+		return "", nil, err
+	}
+	return a.clean()
+}
+
+// clean trims the goal and the steps, drops empty steps and checks one is
+// left.
+func (a *planArgs) clean() (goal string, steps []string, err error) {
+	for _, s := range a.Steps {
+		if s = strings.TrimSpace(s); s != "" {
+			steps = append(steps, s)
+		}
+	}
+	if len(steps) == 0 {
+		return "", nil, invalidArgs("set_plan", errors.New("steps must hold at least one non-empty step"))
+	}
+	return strings.TrimSpace(a.Goal), steps, nil
+}

@@ -1,0 +1,200 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+const (
+	// interruptGrace is how long an interrupted command's output may take
+	// to drain once its process group is dead. Run must return promptly.
+	interruptGrace = 20 * time.Millisecond
+	// exitGrace is the same for a command that ended by itself or timed
+	// out. It only matters when a process escaped the group (setsid) and
+	// still holds the output pipe; the output is not waited for past it.
+	exitGrace = 100 * time.Millisecond
+	// maxFinalRead bounds what is read from the pipe once the grace is
+	// over: twice the usual pipe capacity.
+	maxFinalRead = 128 << 10
+)
+
+// commandArgs are run_command's arguments.
+type commandArgs struct {
+	Command        string   `json:"command"`
+	TimeoutSeconds *float64 `json:"timeout_seconds"`
+}
+
+// runCommand is run_command. The command runs in a new session, so it has
+// no controlling terminal to steal from the TUI (a prompt fails at once
+// instead of stopping the command) and its process group is the session:
+// a single kill reaches everything it started. That kill is also how it
+// ends: once sh exits, by timeout or by interruption, whatever it left
+// running is killed, so nothing outlives the call.
+func (r *Registry) runCommand(ctx context.Context, a *commandArgs) (string, error) {
+	if a.Command == "" {
+		return "", invalidArgs("run_command", errors.New("command must not be empty"))
+	}
+	timeout, note, err := r.commandTimeout(a.TimeoutSeconds)
+	if err != nil {
+		return "", invalidArgs("run_command", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("run_command %w before it started: %w", ErrInterrupted, context.Cause(ctx))
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return "", fmt.Errorf("run_command: create pipe: %w", err)
+	}
+	cmd := exec.Command("sh", "-c", a.Command)
+	cmd.Dir = r.ws.Root()
+	// One pipe for both streams keeps them interleaved as written, and
+	// being an *os.File it goes to the child as is, with no copying
+	// goroutine for Wait to wait on.
+	cmd.Stdout, cmd.Stderr = pw, pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return "", fmt.Errorf("run_command: start sh: %w", err)
+	}
+	pw.Close()
+	out := newHeadTail(r.opts.MaxOutputBytes)
+	drained := make(chan struct{})
+	go func() {
+		io.Copy(out, pr)
+		close(drained)
+	}()
+	status, interrupted := waitCommand(ctx, cmd, timeout)
+	killGroup(cmd.Process.Pid)
+	grace := exitGrace
+	if interrupted {
+		grace = interruptGrace
+	}
+	drain(pr, out, drained, grace)
+	res := out.String()
+	if res == "" {
+		res = "(no output)"
+	}
+	res = ensureNewline(res) + note + status
+	if interrupted {
+		return res, fmt.Errorf("run_command %w, its process group killed: %w", ErrInterrupted, context.Cause(ctx))
+	}
+	return res, nil
+}
+
+// waitCommand waits for sh to exit, to time out or to be interrupted, and
+// says how it ended in the line that closes the result.
+func waitCommand(ctx context.Context, cmd *exec.Cmd, timeout time.Duration) (status string, interrupted bool) {
+	waited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(waited)
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-waited:
+		return exitStatus(cmd.ProcessState), false
+	case <-timer.C:
+		killGroup(cmd.Process.Pid)
+		<-waited
+		return fmt.Sprintf("killed: timed out after %s", timeout), false
+	case <-ctx.Done():
+		killGroup(cmd.Process.Pid)
+		<-waited
+		return "killed: interrupted", true
+	}
+}
+
+// killGroup kills every process in the group led by pid, at once and
+// without a chance to linger: waiting for sh to pass a signal on would let
+// its children run on.
+func killGroup(pid int) {
+	// ESRCH (the group is already gone) is the expected case after a
+	// clean exit; nothing else can go wrong with our own child's group.
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+}
+
+// drain waits up to grace for the copy of the output pipe to reach its
+// end. Past that, a process outside the group holds the pipe open: the
+// copy is stopped and what is already in the pipe is read here without
+// waiting for more. So output written before the kill is never lost to a
+// goroutine that was slow to run, and no process can keep Run waiting.
+func drain(pr *os.File, out io.Writer, drained <-chan struct{}, grace time.Duration) {
+	defer pr.Close()
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-drained:
+		return
+	case <-timer.C:
+	}
+	// An expired deadline stops the copy before its next read, leaving
+	// unread data in the pipe rather than dropping it.
+	if err := pr.SetReadDeadline(time.Now()); err != nil {
+		pr.Close()
+		<-drained
+		return
+	}
+	<-drained
+	readAvailable(pr, out)
+}
+
+// readAvailable copies what the pipe holds now, up to maxFinalRead bytes
+// (an escaped process may write without end), without blocking.
+func readAvailable(pr *os.File, out io.Writer) {
+	rc, err := pr.SyscallConn()
+	if err != nil || pr.SetReadDeadline(time.Time{}) != nil {
+		return
+	}
+	buf := make([]byte, 32<<10)
+	rc.Read(func(fd uintptr) bool {
+		for total := 0; total < maxFinalRead; {
+			// The pipe is non-blocking: os.Pipe made it so for the
+			// poller. EAGAIN (nothing left) and EOF both end the loop.
+			n, err := syscall.Read(int(fd), buf)
+			if n <= 0 || err != nil {
+				break
+			}
+			out.Write(buf[:n])
+			total += n
+		}
+		return true
+	})
+}
+
+// exitStatus is the last line of a finished command's result.
+func exitStatus(ps *os.ProcessState) string {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
+	}
+	return fmt.Sprintf("exit code: %d", ps.ExitCode())
+}
+
+// commandTimeout is the limit for one command: the default, or what the
+// model asked for up to the maximum. A capped request adds a note to the
+// result, so the model knows why a long build was cut short.
+func (r *Registry) commandTimeout(seconds *float64) (time.Duration, string, error) {
+	if seconds == nil {
+		return r.opts.CommandTimeout, "", nil
+	}
+	s := *seconds
+	switch {
+	case !(s > 0) || math.IsInf(s, 0):
+		return 0, "", fmt.Errorf("timeout_seconds must be a positive number of seconds, got %v", s)
+	case s >= r.opts.MaxCommandTimeout.Seconds():
+		max := r.opts.MaxCommandTimeout
+		if s == max.Seconds() {
+			return max, "", nil
+		}
+		return max, fmt.Sprintf("[timeout_seconds %v is over the limit; used %s]\n", s, max), nil
+	}
+	return time.Duration(s * float64(time.Second)), "", nil
+}

@@ -1,0 +1,120 @@
+package tools
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// lcsLen is the length of a longest common subsequence, by the textbook
+// dynamic program: the reference a minimal diff is checked against.
+func lcsLen(a, b []string) int {
+	prev := make([]int, len(b)+1)
+	for i := range a {
+		cur := make([]int, len(b)+1)
+		for j := range b {
+			if a[i] == b[j] {
+				cur[j+1] = prev[j] + 1
+			} else {
+				cur[j+1] = max(prev[j+1], cur[j])
+			}
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// checkOps fails unless ops turn a into b.
+func checkOps(t *testing.T, a, b []string, ops []diffOp) (changes int) {
+	t.Helper()
+	var gotA, gotB []string
+	for _, op := range ops {
+		if op.kind != opInsert {
+			gotA = append(gotA, op.line)
+		}
+		if op.kind != opDelete {
+			gotB = append(gotB, op.line)
+		}
+		if op.kind != opEqual {
+			changes++
+		}
+	}
+	if strings.Join(gotA, "|") != strings.Join(a, "|") || strings.Join(gotB, "|") != strings.Join(b, "|") {
+		t.Fatalf("ops %v do not turn %v into %v", ops, a, b)
+	}
+	return changes
+}
+
+func TestDiffLinesIsMinimal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	random := func() []string {
+		s := make([]string, rng.IntN(30))
+		for i := range s {
+			s[i] = string(rune('a' + rng.IntN(4)))
+		}
+		return s
+	}
+	for range 2000 {
+		a, b := random(), random()
+		changes := checkOps(t, a, b, diffLines(a, b))
+		if want := len(a) + len(b) - 2*lcsLen(a, b); changes != want {
+			t.Fatalf("%v -> %v: %d changes, minimal is %d", a, b, changes, want)
+		}
+	}
+}
+
+func TestDiffFallsBackPastMaxEdits(t *testing.T) {
+	a, b := []int{1, 2, 3, 4}, []int{5, 6, 7, 8}
+	if _, ok := myers(a, b, 3); ok {
+		t.Fatal("found a script longer than maxD")
+	}
+	if kinds, ok := myers(a, b, 8); !ok || len(kinds) != 8 {
+		t.Fatalf("myers = %q, %v", kinds, ok)
+	}
+	// Past the bound the diff is still correct, just not minimal.
+	var x, y []string
+	for i := range maxDiffEdits + 10 {
+		x = append(x, fmt.Sprintf("x%d\n", i))
+		y = append(y, fmt.Sprintf("y%d\n", i))
+	}
+	checkOps(t, x, y, diffLines(x, y))
+}
+
+func TestUnifiedDiff(t *testing.T) {
+	ten := numbered(10)
+	for _, tc := range []struct {
+		name, before, after, want string
+	}{
+		{"same", ten, ten, ""},
+		{"new file", "", "a\nb\n", "--- /dev/null\n+++ b/f\n@@ -0,0 +1,2 @@\n+a\n+b\n"},
+		{"emptied", "a\n", "", "--- a/f\n+++ b/f\n@@ -1 +0,0 @@\n-a\n"},
+		{"one change with context", ten, strings.Replace(ten, "line 5\n", "five\n", 1),
+			"--- a/f\n+++ b/f\n@@ -2,7 +2,7 @@\n line 2\n line 3\n line 4\n-line 5\n+five\n line 6\n line 7\n line 8\n"},
+		{"insertion at the top", "a\nb\n", "new\na\nb\n", "--- a/f\n+++ b/f\n@@ -1,2 +1,3 @@\n+new\n a\n b\n"},
+		{"no newline at end", "a\nb", "a\nc", "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"},
+		{"newline added at end", "a", "a\n", "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+a\n"},
+		{"changes 6 apart share a hunk", numbered(20), strings.Replace(strings.Replace(numbered(20), "line 5\n", "5\n", 1), "line 12\n", "12\n", 1),
+			"--- a/f\n+++ b/f\n@@ -2,14 +2,14 @@\n line 2\n line 3\n line 4\n-line 5\n+5\n line 6\n line 7\n line 8\n line 9\n line 10\n line 11\n-line 12\n+12\n line 13\n line 14\n line 15\n"},
+		{"changes 7 apart get two hunks", numbered(20), strings.Replace(strings.Replace(numbered(20), "line 5\n", "5\n", 1), "line 13\n", "13\n", 1),
+			"--- a/f\n+++ b/f\n@@ -2,7 +2,7 @@\n line 2\n line 3\n line 4\n-line 5\n+5\n line 6\n line 7\n line 8\n" +
+				"@@ -10,7 +10,7 @@\n line 10\n line 11\n line 12\n-line 13\n+13\n line 14\n line 15\n line 16\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := "a/f"
+			if tc.before == "" {
+				old = "/dev/null"
+			}
+			if got := unifiedDiff(old, "b/f", tc.before, tc.after); got != tc.want {
+				t.Fatalf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestUnifiedDiffTooLarge(t *testing.T) {
+	big := numbered(maxDiffLines + 1)
+	if got := unifiedDiff("a/f", "b/f", big, "x\n"); got != fmt.Sprintf("file too large to diff: %d lines", maxDiffLines+1) {
+		t.Fatalf("got %.200q", got)
+	}
+}

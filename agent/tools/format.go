@@ -1,0 +1,95 @@
+package tools
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// shorten cuts s to at most n bytes (on a rune boundary) and marks the cut
+// with an ellipsis, for echoing untrusted values back in one line.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return string(cutUTF8([]byte(s), n)) + "…"
+}
+
+// cutUTF8 cuts b to at most n bytes without splitting a rune.
+func cutUTF8(b []byte, n int) []byte {
+	if n >= len(b) {
+		return b
+	}
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return b[:n]
+}
+
+// sizeString says a size the way the caps are stated: "64 KiB".
+func sizeString(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	case n == 1:
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// plural says "1 line" or "3 lines".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// countLines counts lines the way an editor shows them: a last line
+// without a newline counts, an empty text has none.
+func countLines(s string) int {
+	n := strings.Count(s, "\n")
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		n++
+	}
+	return n
+}
+
+// ensureNewline ends s with a newline so a note can follow on its own line.
+func ensureNewline(s string) string {
+	if s == "" || strings.HasSuffix(s, "\n") {
+		return s
+	}
+	return s + "\n"
+}
+
+// capped collects result lines up to a byte budget, so a listing or a
+// search can stop adding lines once it is full and say so.
+type capped struct {
+	b     strings.Builder
+	max   int
+	lines int
+	full  bool
+}
+
+// add appends line and a newline, or marks the output full when that would
+// go past the budget. It reports whether the line was added.
+func (c *capped) add(line string) bool {
+	if c.full || c.b.Len()+len(line)+1 > c.max {
+		c.full = true
+		return false
+	}
+	c.b.WriteString(line)
+	c.b.WriteByte('\n')
+	c.lines++
+	return true
+}
+
+// validUTF8 replaces invalid UTF-8 with U+FFFD: the model's API takes only
+// valid text, and files and programs may hold anything.
+func validUTF8(b []byte) string {
+	return string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
+}

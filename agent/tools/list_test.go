@@ -1,0 +1,130 @@
+package tools
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestGlob(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, path string
+		match, below  bool
+	}{
+		{"**", "a", true, true},
+		{"**", "a/b/c.go", true, true},
+		{"*.go", "main.go", true, true},
+		{"*.go", "cmd/main.go", false, false},
+		{"**/*.go", "main.go", true, true},
+		{"**/*.go", "cmd/x/main.go", true, true},
+		{"**/*.go", "cmd/x", false, true},
+		{"cmd/**", "cmd", true, true},
+		{"cmd/**", "cmd/a/b", true, true},
+		{"cmd/**", "internal", false, false},
+		{"cmd/*/main.go", "cmd", false, true},
+		{"cmd/*/main.go", "cmd/x/main.go", true, true},
+		{"cmd/*/main.go", "cmd/x/y", false, false},
+		{"a/**/b", "a/b", true, true},
+		{"a/**/b", "a/x/y/b", true, true},
+		{"a/**/b", "a/x/y/c", false, true},
+		{"?.txt", "a.txt", true, true},
+		{"?.txt", "ab.txt", false, false},
+		{"[ab].txt", "b.txt", true, true},
+		{"[ab].txt", "c.txt", false, false},
+		{"./src/*.go", "src/x.go", true, true},
+		{"**/**/x", "x", true, true},
+	} {
+		g, err := compileGlob(tc.pattern)
+		if err != nil {
+			t.Fatalf("compileGlob(%q): %v", tc.pattern, err)
+		}
+		if got := g.match(tc.path, false); got != tc.match {
+			t.Errorf("%q match %q = %v, want %v", tc.pattern, tc.path, got, tc.match)
+		}
+		if got := g.mayMatchBelow(tc.path); got != tc.below {
+			t.Errorf("%q mayMatchBelow %q = %v, want %v", tc.pattern, tc.path, got, tc.below)
+		}
+	}
+	if g, _ := compileGlob("cmd/*/"); g.match("cmd/x", false) || !g.match("cmd/x", true) {
+		t.Error(`"cmd/*/" should match directories only`)
+	}
+	for pattern, want := range map[string]string{
+		"/etc/*": "must be relative", "../*": "must not contain ..", "[": "syntax error", ".": "empty", "": "empty",
+	} {
+		if _, err := compileGlob(pattern); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("compileGlob(%q) = %v, want %q", pattern, err, want)
+		}
+	}
+}
+
+func TestGlobManyStarsIsCheap(t *testing.T) {
+	// Backtracking over 30 "**" against 30 elements would never finish.
+	g, err := compileGlob(strings.Repeat("**/a/", 30) + "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.match(strings.Repeat("a/", 30)+"c", false) {
+		t.Fatal("matched")
+	}
+}
+
+func TestListFiles(t *testing.T) {
+	r, root := newTestRegistry(t, Options{}, map[string]string{
+		"main.go": "", "go.mod": "", "cmd/app/main.go": "", "cmd/app/help.txt": "", "a.b": "",
+		".git/config": "", "sub/.git/HEAD": "", ".github/ci.yml": "", "empty/": "",
+	})
+	if err := os.Symlink(t.TempDir(), filepath.Join(root, "outlink")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+		want string
+		err  string
+	}{
+		{"everything", nil,
+			".github/\n.github/ci.yml\na.b\ncmd/\ncmd/app/\ncmd/app/help.txt\ncmd/app/main.go\nempty/\ngo.mod\nmain.go\noutlink\nsub/\n", ""},
+		{"top level go", map[string]any{"pattern": "*.go"}, "main.go\n", ""},
+		{"all go", map[string]any{"pattern": "**/*.go"}, "cmd/app/main.go\nmain.go\n", ""},
+		{"under a path", map[string]any{"path": "cmd", "pattern": "*/*.txt"}, "cmd/app/help.txt\n", ""},
+		{"path only", map[string]any{"path": "cmd/app"}, "cmd/app/help.txt\ncmd/app/main.go\n", ""},
+		{"directories", map[string]any{"pattern": "*/"}, ".github/\ncmd/\nempty/\nsub/\n", ""},
+		{"no match", map[string]any{"pattern": "*.rs"}, `no entries match "*.rs" in .`, ""},
+		{"not a directory", map[string]any{"path": "main.go"}, "", "main.go is not a directory; use read_file"},
+		{"missing", map[string]any{"path": "nope"}, "", "nope does not exist"},
+		{"outside", map[string]any{"path": ".."}, "", "is outside the workspace"},
+		{"through symlink outside", map[string]any{"path": "outlink"}, "", "is outside the workspace"},
+		{"bad pattern", map[string]any{"pattern": "[x"}, "", "invalid arguments for list_files"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := call(t, r, "list_files", tc.args)
+			checkErr(t, err, tc.err)
+			if got != tc.want {
+				t.Fatalf("got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestListFilesCaps(t *testing.T) {
+	files := map[string]string{}
+	for i := range 30 {
+		files[fmt.Sprintf("f%02d.txt", i)] = ""
+	}
+	r, _ := newTestRegistry(t, Options{MaxEntries: 5}, files)
+	got, err := call(t, r, "list_files", nil)
+	checkErr(t, err, "")
+	want := "f00.txt\nf01.txt\nf02.txt\nf03.txt\nf04.txt\n[truncated: showed 5 of 30 entries (5-entry cap); narrow the pattern or path]"
+	if got != want {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+	r, _ = newTestRegistry(t, Options{MaxOutputBytes: 20}, files)
+	got, err = call(t, r, "list_files", nil)
+	checkErr(t, err, "")
+	want = "f00.txt\nf01.txt\n[truncated: showed 2 of 30 entries (20 bytes cap); narrow the pattern or path]"
+	if got != want {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+}

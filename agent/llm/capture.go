@@ -1,0 +1,248 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// capture is what the HTTP wrapper saw of one request's response: the
+// status and headers go-openai does not pass on, error objects in the
+// stream that it drops or garbles, and when bytes last arrived.
+type capture struct {
+	mu        sync.Mutex
+	status    int
+	header    http.Header
+	streamErr string
+	sawDone   bool
+	lastByte  atomic.Int64 // unix nanoseconds
+}
+
+type captureKey struct{}
+
+func withCapture(ctx context.Context, c *capture) context.Context {
+	return context.WithValue(ctx, captureKey{}, c)
+}
+
+// retryAfter is the wait the server asked for: retry-after-ms, else
+// Retry-After in seconds or as an HTTP date.
+func (c *capture) retryAfter() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.header == nil {
+		return 0
+	}
+	if v := c.header.Get("retry-after-ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := c.header.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
+}
+
+func (c *capture) shouldRetry() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.header == nil {
+		return ""
+	}
+	return strings.ToLower(c.header.Get("x-should-retry"))
+}
+
+func (c *capture) streamError() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.streamErr
+}
+
+func (c *capture) done() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sawDone
+}
+
+func (c *capture) touch() { c.lastByte.Store(time.Now().UnixNano()) }
+
+func (c *capture) idleFor() time.Duration {
+	return time.Since(time.Unix(0, c.lastByte.Load()))
+}
+
+// doer wraps the HTTP client go-openai uses, to watch each response.
+type doer struct{ base openai.HTTPDoer }
+
+func (d doer) Do(req *http.Request) (*http.Response, error) {
+	resp, err := d.base.Do(req)
+	c, _ := req.Context().Value(captureKey{}).(*capture)
+	if err != nil || c == nil {
+		return resp, err
+	}
+	c.mu.Lock()
+	c.status, c.header = resp.StatusCode, resp.Header.Clone()
+	c.mu.Unlock()
+	c.touch()
+	resp.Body = &watchedBody{rc: resp.Body, c: c}
+	return resp, nil
+}
+
+// watchedBody passes the body through unchanged and reads its lines on the
+// way: go-openai turns an error after a keep-alive comment, an `event:
+// error` frame and llama.cpp's `error:` line into a meaningless error or
+// none at all (openai-wire.md §3.3), so the message is kept here.
+type watchedBody struct {
+	rc       io.ReadCloser
+	c        *capture
+	line     []byte
+	overlong bool // the current line is too long to be an error; skip it
+	eventErr bool // the last `event:` line said error
+}
+
+// maxWatchedLine bounds what is buffered of one line: error objects are
+// short, and a long data line is just content.
+const maxWatchedLine = 64 << 10
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 {
+		b.c.touch()
+		b.scan(p[:n])
+	}
+	return n, err
+}
+
+func (b *watchedBody) Close() error { return b.rc.Close() }
+
+func (b *watchedBody) scan(p []byte) {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		part := p
+		if i >= 0 {
+			part = p[:i]
+		}
+		if !b.overlong {
+			b.line = append(b.line, part...)
+			if len(b.line) > maxWatchedLine {
+				b.overlong, b.line = true, b.line[:0]
+			}
+		}
+		if i < 0 {
+			return
+		}
+		if !b.overlong {
+			b.inspect(bytes.TrimSpace(b.line))
+		}
+		b.line, b.overlong, p = b.line[:0], false, p[i+1:]
+	}
+}
+
+func (b *watchedBody) inspect(line []byte) {
+	var msg string
+	switch {
+	case bytes.HasPrefix(line, []byte("data:")):
+		payload := bytes.TrimSpace(line[len("data:"):])
+		if string(payload) == "[DONE]" {
+			b.c.mu.Lock()
+			b.c.sawDone = true
+			b.c.mu.Unlock()
+			return
+		}
+		if b.eventErr {
+			b.eventErr = false
+			if msg = errorMessage(payload); msg == "" {
+				msg = messageField(payload)
+			}
+		} else if bytes.Contains(payload, []byte(`"error`)) {
+			msg = errorMessage(payload)
+		}
+	case bytes.HasPrefix(line, []byte("error:")):
+		msg = errorMessage(bytes.TrimSpace(line[len("error:"):]))
+		if msg == "" {
+			msg = string(bytes.TrimSpace(line[len("error:"):]))
+		}
+	case bytes.HasPrefix(line, []byte("event:")):
+		b.eventErr = string(bytes.TrimSpace(line[len("event:"):])) == "error"
+	case bytes.HasPrefix(line, []byte("{")):
+		msg = errorMessage(line)
+	}
+	if msg != "" {
+		b.c.mu.Lock()
+		if b.c.streamErr == "" {
+			b.c.streamErr = msg
+		}
+		b.c.mu.Unlock()
+	}
+}
+
+// errorMessage returns the message of an error object in any of the shapes
+// servers use, or "" if b holds none: {"error":{"message":...}},
+// {"error":"text"}, vLLM's old {"object":"error","message":...}, and
+// {"error_message":...}.
+func errorMessage(b []byte) string {
+	var doc struct {
+		Error        json.RawMessage `json:"error"`
+		Object       string          `json:"object"`
+		Message      json.RawMessage `json:"message"`
+		ErrorMessage string          `json:"error_message"`
+	}
+	if json.Unmarshal(b, &doc) != nil {
+		return ""
+	}
+	switch {
+	case len(doc.Error) > 0 && string(doc.Error) != "null":
+		var s string
+		if json.Unmarshal(doc.Error, &s) == nil {
+			return s
+		}
+		if m := messageField(doc.Error); m != "" {
+			return m
+		}
+		return "unspecified error"
+	case doc.Object == "error":
+		return textOf(doc.Message)
+	case doc.ErrorMessage != "":
+		return doc.ErrorMessage
+	}
+	return ""
+}
+
+// messageField reads "message" from an object; it may be a string or a
+// list of strings.
+func messageField(b []byte) string {
+	var doc struct {
+		Message json.RawMessage `json:"message"`
+	}
+	if json.Unmarshal(b, &doc) != nil {
+		return ""
+	}
+	return textOf(doc.Message)
+}
+
+func textOf(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		return strings.Join(list, "; ")
+	}
+	return ""
+}

@@ -1,0 +1,161 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"retrace/state"
+)
+
+// reader folds a stream's chunks into a Turn.
+type reader struct {
+	obs       Observer
+	content   strings.Builder
+	reasoning strings.Builder
+	calls     assembler
+	finish    string
+	usage     state.Usage
+	shown     bool
+	chunkErr  string // an error object carried inside a chunk (OpenRouter)
+	notes     []string
+}
+
+// consume decodes one raw chunk.
+func (r *reader) consume(raw []byte) error {
+	var ch chunk
+	if err := json.Unmarshal(raw, &ch); err != nil {
+		return &Error{Kind: KindStream, Message: "the server sent a chunk that is not JSON: " + clip(string(raw), 120), err: err}
+	}
+	if len(ch.Error) > 0 && string(ch.Error) != "null" {
+		msg := errorMessage(raw)
+		if msg == "" {
+			msg = "unspecified error"
+		}
+		r.chunkErr = msg
+		return r.streamError(msg)
+	}
+	if ch.Usage != nil {
+		r.usage = state.Usage{PromptTokens: ch.Usage.PromptTokens, CompletionTokens: ch.Usage.CompletionTokens}
+	}
+	for _, choice := range ch.Choices {
+		if choice.Index != 0 {
+			continue // we ask for one choice; a server sending more is ignored
+		}
+		if d := choice.Delta; d != nil {
+			r.delta(d)
+		}
+		if f := choice.FinishReason; f != nil && *f != "" {
+			r.finish = *f
+		}
+	}
+	return nil
+}
+
+func (r *reader) delta(d *delta) {
+	if d.Content != nil && *d.Content != "" {
+		r.content.WriteString(*d.Content)
+		r.emit(Content, *d.Content)
+	}
+	for _, rs := range []*string{d.ReasoningContent, d.Reasoning} {
+		if rs != nil && *rs != "" {
+			r.reasoning.WriteString(*rs)
+			r.emit(Reasoning, *rs)
+		}
+	}
+	if len(d.ToolCalls) > 0 {
+		r.calls.add(d.ToolCalls)
+	}
+	if fc := d.FunctionCall; fc != nil {
+		// The legacy function_call delta: one call, no index, no id.
+		zero := 0
+		r.calls.add([]toolDelta{{Index: &zero, Function: *fc}})
+	}
+}
+
+func (r *reader) emit(kind DeltaKind, text string) {
+	r.shown = true
+	if r.obs.Delta != nil {
+		r.obs.Delta(kind, text)
+	}
+}
+
+func (r *reader) partial() Turn {
+	return Turn{Content: r.content.String(), Reasoning: r.reasoning.String(), Usage: r.usage}
+}
+
+func (r *reader) streamError(msg string) *Error {
+	if msg == "" {
+		msg = "an error the server sent could not be read"
+	}
+	return &Error{Kind: KindStream, Message: msg, Partial: r.partial(),
+		Hint: "the reply so far is kept; try again"}
+}
+
+// end decides what a stream that stopped means.
+func (r *reader) end(ctx context.Context, err error, cap *capture, c *Client) (Turn, bool, error) {
+	var apiErr *openai.APIError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.Is(err, io.EOF):
+		if r.finish == "" {
+			if msg := cap.streamError(); msg != "" {
+				return Turn{}, r.shown, r.streamError(msg) // llama.cpp's `error:` line, then [DONE]
+			}
+			return Turn{}, r.shown, &Error{Kind: KindIncomplete, retryable: true, Partial: r.partial(),
+				Message: "the stream ended without a finish_reason", Hint: "the connection may have dropped"}
+		}
+		return r.turn()
+	case errors.As(err, &apiErr) && apiErr.HTTPStatusCode == 0, errors.As(err, &syntaxErr):
+		msg := cap.streamError()
+		if msg == "" && apiErr != nil {
+			msg = apiErr.Message
+		}
+		return Turn{}, r.shown, r.streamError(msg)
+	}
+	e := c.failure(ctx, err, cap)
+	e.Partial = r.partial()
+	if e.Kind == KindNetwork {
+		e.Kind = KindIncomplete
+		e.Message = "the connection broke mid-reply: " + err.Error()
+		if !errors.Is(context.Cause(ctx), errIdle) {
+			e.Hint = "the connection dropped; try again"
+		}
+	}
+	return Turn{}, r.shown, e
+}
+
+// turn checks a stream that reached a finish_reason and returns its Turn.
+func (r *reader) turn() (Turn, bool, error) {
+	t := r.partial()
+	t.Finish = r.finish
+	t.Notes = append(r.notes, r.calls.notes...)
+	switch r.finish {
+	case "error":
+		return Turn{}, r.shown, r.streamError(r.chunkErr)
+	case "abort", "cancelled", "canceled":
+		return Turn{}, r.shown, &Error{Kind: KindIncomplete, Partial: t, Message: "the server aborted the reply (finish_reason " + r.finish + ")"}
+	case "length":
+		if len(r.calls.calls) > 0 {
+			return Turn{}, r.shown, &Error{Kind: KindIncomplete, Partial: t,
+				Message: "the reply hit the token limit in the middle of a tool call; the call was not run",
+				Hint:    "the model's output limit is too small for this call"}
+		}
+		t.Notes = append(t.Notes, "the reply was cut off at the token limit")
+	case "content_filter":
+		t.Notes = append(t.Notes, "the provider's content filter stopped the reply")
+	}
+	t.Calls = r.calls.finish()
+	if r.finish == "tool_calls" && len(t.Calls) == 0 {
+		t.Notes = append(t.Notes, "the server said tool_calls but sent none")
+	}
+	if t.Content == "" && len(t.Calls) == 0 {
+		return Turn{}, r.shown, &Error{Kind: KindEmpty, Partial: t,
+			Message: "no text and no tool call (finish_reason " + r.finish + ")", Hint: "try again, or another model"}
+	}
+	return t, r.shown, nil
+}

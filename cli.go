@@ -24,13 +24,14 @@ type command struct {
 	name    string
 	args    string // the positional arguments, as usage shows them
 	summary string
-	nargs   int // how many positional arguments it takes
+	nargs   int // how many positional arguments it takes; -1: it checks them itself
 	// setup declares the command's flags (beyond --db) and returns the
 	// function that runs it.
 	setup func(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error
 }
 
 var commands = []command{
+	{name: "run", args: "PROMPT", nargs: -1, summary: "run one task to the end without a UI: the answer on stdout, progress on stderr", setup: runCmd},
 	{name: "sessions", summary: "list sessions, newest first", setup: sessionsCmd},
 	{name: "show", args: "ID", nargs: 1, summary: "show a session's state at its head or at any version", setup: showCmd},
 	{name: "log", args: "ID", nargs: 1, summary: "show a session's version tree and branches", setup: logCmd},
@@ -38,16 +39,18 @@ var commands = []command{
 	{name: "export", args: "ID", nargs: 1, summary: "write a session to stdout as JSON (every version) or markdown (the head)", setup: exportCmd},
 	{name: "rm", args: "ID", nargs: 1, summary: "delete a session and all its versions", setup: rmCmd},
 	{name: "bench", summary: "measure the store on a simulated long chat in a fresh file", setup: benchCmd},
+	{name: "model-server", summary: "serve retrace's scripted demo model, an OpenAI-compatible endpoint that needs no key", setup: modelServerCmd},
 }
 
 // cli is what every command runs with.
 type cli struct {
+	stdin          io.Reader
 	stdout, stderr io.Writer
 	db             string // --db, or "" for the default path
 }
 
 // run executes one command line and returns the exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
 		return exitOK
@@ -55,15 +58,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	name := args[0]
 	for _, cmd := range commands {
 		if cmd.name == name {
-			return cmd.execute(ctx, args[1:], stdout, stderr)
+			return cmd.execute(ctx, args[1:], &cli{stdin: stdin, stdout: stdout, stderr: stderr})
 		}
 	}
 	fmt.Fprintf(stderr, "retrace: unknown command %q; run 'retrace help' for the list\n", name)
 	return exitUsage
 }
 
-func (cmd command) execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{stdout: stdout, stderr: stderr}
+func (cmd command) execute(ctx context.Context, args []string, c *cli) int {
+	stdout, stderr := c.stdout, c.stderr
 	fs := flag.NewFlagSet("retrace "+cmd.name, flag.ContinueOnError)
 	fs.StringVar(&c.db, "db", "", "database file (default $XDG_DATA_HOME/retrace/retrace.db)")
 	runFn := cmd.setup(fs)
@@ -82,16 +85,21 @@ func (cmd command) execute(ctx context.Context, args []string, stdout, stderr io
 		fmt.Fprintf(stderr, "retrace %s: %v; see 'retrace %s --help'\n", cmd.name, err, cmd.name)
 		return exitUsage
 	}
-	if len(positional) != cmd.nargs {
+	if cmd.nargs >= 0 && len(positional) != cmd.nargs {
 		fmt.Fprintf(stderr, "retrace %s: want %s, got %d argument(s); see 'retrace %s --help'\n",
 			cmd.name, describeArgs(cmd), len(positional), cmd.name)
 		return exitUsage
 	}
 	if err := runFn(ctx, c, positional); err != nil {
 		var ue usageError
-		if errors.As(err, &ue) {
+		var ec exitCode
+		switch {
+		case errors.As(err, &ue):
 			fmt.Fprintf(stderr, "retrace %s: %s\n", cmd.name, ue.msg)
 			return exitUsage
+		case errors.As(err, &ec):
+			fmt.Fprintf(stderr, "retrace: %s\n", ec.msg)
+			return ec.code
 		}
 		fmt.Fprintf(stderr, "retrace: %s\n", oneLine(explain(err)))
 		return exitError

@@ -27,7 +27,7 @@ type result struct {
 func retrace(t *testing.T, args ...string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), args, &out, &errOut)
+	code := run(context.Background(), args, strings.NewReader(""), &out, &errOut)
 	return result{code, out.String(), errOut.String()}
 }
 

@@ -1,0 +1,236 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"retrace/agent/llm"
+	"retrace/agent/tokens"
+	"retrace/agent/tools"
+	"retrace/state"
+)
+
+// Checkpointer keeps the session's events; storage.Cursor is one.
+type Checkpointer interface {
+	State() state.State
+	Commit(ctx context.Context, ev state.Event) (state.State, error)
+}
+
+// Model streams replies; *llm.Client is one.
+type Model interface {
+	Stream(ctx context.Context, req llm.Request, obs llm.Observer) (llm.Turn, error)
+	Model() string
+}
+
+// Toolbox runs tools; *tools.Registry is one.
+type Toolbox interface {
+	Defs() []tools.Def
+	Def(name string) (tools.Def, bool)
+	Run(ctx context.Context, name, args string) (string, error)
+}
+
+// Approver decides whether a gated tool call may run.
+type Approver interface {
+	Approve(ctx context.Context, req ApprovalRequest) (Decision, error)
+}
+
+// ApprovalRequest is a gated call waiting for a decision.
+type ApprovalRequest struct {
+	Call state.ToolRequest
+	Def  tools.Def
+}
+
+// Decision answers an ApprovalRequest.
+type Decision struct {
+	Approved bool
+	Always   bool   // approve this tool for the rest of the session
+	Reason   string // told to the model on a denial
+}
+
+// Observer is told what happens. State is called after every checkpoint
+// and must not be dropped; Delta (streamed text) may be coalesced. Every
+// method is called from the agent's goroutine and must not block for long.
+type Observer interface {
+	State(s state.State)
+	Delta(phase state.Phase, kind llm.DeltaKind, text string)
+	Retry(r llm.Retry)
+	Notice(text string)
+}
+
+// Options tune the agent.
+type Options struct {
+	// MaxIterations bounds the model calls of one task. Default 20.
+	MaxIterations int
+	// ContextWindow is the model's window in tokens; 0 asks tokens.Window.
+	ContextWindow int
+	// Workspace is named in the system prompt.
+	Workspace string
+	// Allowed lists gated tools that run without asking.
+	Allowed []string
+	// RestartOK lets a model call that fails after output began start over
+	// (the caller can take back text it showed).
+	RestartOK bool
+}
+
+// Agent runs the tasks of one session.
+type Agent struct {
+	cp      Checkpointer
+	model   Model
+	tools   Toolbox
+	approve Approver
+	obs     Observer
+	opts    Options
+	allowed map[string]bool
+	count   *tokens.Counter
+	counts  []int // token counts of History[i], filled as needed
+	window  int
+}
+
+// ErrInterrupted is returned when a task was cancelled; the session is idle
+// and its state says so.
+var ErrInterrupted = errors.New("interrupted")
+
+// ErrBusy is returned by Send while a task is under way.
+var ErrBusy = errors.New("a task is under way")
+
+// New returns an agent for the session cp holds.
+func New(cp Checkpointer, model Model, tb Toolbox, approve Approver, obs Observer, opts Options) *Agent {
+	if opts.MaxIterations <= 0 {
+		opts.MaxIterations = 20
+	}
+	a := &Agent{cp: cp, model: model, tools: tb, approve: approve, obs: obs, opts: opts,
+		allowed: map[string]bool{}, count: tokens.NewCounter(model.Model())}
+	for _, name := range opts.Allowed {
+		a.allowed[name] = true
+	}
+	a.window = tokens.Window(model.Model(), opts.ContextWindow)
+	return a
+}
+
+// State is the session's current state.
+func (a *Agent) State() state.State { return a.cp.State() }
+
+// Send starts a task for a person's message and runs it to done, error or
+// interruption. It returns the final state; the error is nil for done,
+// a *TaskError for the error phase, ErrInterrupted, or whatever stopped
+// the agent from keeping a checkpoint.
+func (a *Agent) Send(ctx context.Context, text string) (state.State, error) {
+	s := a.cp.State()
+	if s.Phase.Active() {
+		return s, fmt.Errorf("%w (phase %s): resume it or cancel it first", ErrBusy, s.Phase)
+	}
+	msgs := []state.Message{{Role: state.RoleUser, Content: text}}
+	if len(s.History) == 0 {
+		msgs = append([]state.Message{{Role: state.RoleSystem, Content: systemPrompt(a.opts.Workspace)}}, msgs...)
+	}
+	if _, err := a.commit(ctx, state.Event{Kind: state.UserMessage, Messages: msgs}); err != nil {
+		return a.cp.State(), err
+	}
+	return a.loop(ctx)
+}
+
+// Resume carries on a task that stopped midway, after a crash or a quit.
+// A tool call that was running then is recorded as interrupted and not run
+// again. Resuming a session at rest does nothing.
+func (a *Agent) Resume(ctx context.Context) (state.State, error) {
+	return a.loop(ctx)
+}
+
+// TaskError is a task that ended in the error phase.
+type TaskError struct{ Message string }
+
+func (e *TaskError) Error() string { return e.Message }
+
+// loop does what each phase calls for until the task rests.
+func (a *Agent) loop(ctx context.Context) (state.State, error) {
+	for {
+		s := a.cp.State()
+		var err error
+		switch s.Phase {
+		case state.Idle, state.Done:
+			return s, nil
+		case state.Error:
+			return s, &TaskError{Message: s.ErrorMessage}
+		case state.Planning:
+			err = a.plan(ctx)
+		case state.Executing:
+			err = a.execute(ctx)
+		case state.AwaitingApproval:
+			err = a.awaitApproval(ctx)
+		case state.Reflecting:
+			err = a.reflect(ctx)
+		}
+		if err != nil {
+			return a.stop(ctx, err)
+		}
+	}
+}
+
+// stop ends a task that cannot go on: cancelled (interrupted), or failed
+// (the error phase, with what went wrong). An error keeping a checkpoint
+// ends it as it is: there is nowhere to record anything.
+func (a *Agent) stop(ctx context.Context, err error) (state.State, error) {
+	var ce *commitError
+	if errors.As(err, &ce) {
+		return a.cp.State(), ce.err
+	}
+	// The task's context may be cancelled; the record of why it stopped
+	// must still be kept.
+	keep := context.WithoutCancel(ctx)
+	partial := partialOf(err)
+	if ctx.Err() != nil || isCanceled(err) {
+		ev := state.Event{Kind: state.Interrupted, Text: "cancelled by the user"}
+		if partial != "" {
+			ev.Messages = []state.Message{{Role: state.RoleAssistant, Content: partial + "\n\n[interrupted]"}}
+		}
+		if _, cerr := a.commit(keep, ev); cerr != nil {
+			return a.cp.State(), cerr
+		}
+		return a.cp.State(), ErrInterrupted
+	}
+	msg := err.Error()
+	ev := state.Event{Kind: state.Failed, Text: msg}
+	if partial != "" {
+		ev.Messages = []state.Message{{Role: state.RoleAssistant, Content: partial + "\n\n[cut off: " + msg + "]"}}
+	}
+	if _, cerr := a.commit(keep, ev); cerr != nil {
+		return a.cp.State(), cerr
+	}
+	return a.cp.State(), &TaskError{Message: msg}
+}
+
+// commitError marks a failure to keep a checkpoint: the task stops without
+// trying to record anything else.
+type commitError struct{ err error }
+
+func (e *commitError) Error() string { return e.err.Error() }
+func (e *commitError) Unwrap() error { return e.err }
+
+// commit keeps an event and tells the observer.
+func (a *Agent) commit(ctx context.Context, ev state.Event) (state.State, error) {
+	if ev.At.IsZero() {
+		ev.At = time.Now()
+	}
+	s, err := a.cp.Commit(ctx, ev)
+	if err != nil {
+		return s, &commitError{err: fmt.Errorf("keep %s checkpoint: %w", ev.Kind, err)}
+	}
+	a.obs.State(s)
+	return s, nil
+}
+
+func isCanceled(err error) bool {
+	var le *llm.Error
+	return errors.Is(err, context.Canceled) || (errors.As(err, &le) && le.Kind == llm.KindCanceled)
+}
+
+// partialOf is the text that streamed before a model call failed.
+func partialOf(err error) string {
+	var le *llm.Error
+	if errors.As(err, &le) {
+		return le.Partial.Content
+	}
+	return ""
+}

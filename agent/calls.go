@@ -1,0 +1,108 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"retrace/agent/tools"
+	"retrace/state"
+)
+
+// interruptedByCrash is what the model is told about a call that was
+// running when retrace stopped: it may or may not have had its effect, and
+// it is not run again behind anyone's back.
+const interruptedByCrash = "interrupted: retrace stopped while this call was running, so it did not finish and was not run again; check its effect before repeating it"
+
+// runCalls settles the first open tool call; the loop comes back for the
+// next. One checkpoint per step, so a crash anywhere leaves a state that
+// says exactly how far each call got.
+func (a *Agent) runCalls(ctx context.Context, open []state.ToolRequest) error {
+	call := open[0]
+	s := a.cp.State()
+	entry, logged := logEntry(s, call.ID)
+	finish := func(result, errText string, d time.Duration) error {
+		_, err := a.commit(ctx, state.Event{Kind: state.ToolFinished,
+			Tool: &state.ToolCall{ID: call.ID, Result: result, Error: errText, DurationMS: d.Milliseconds()}})
+		return err
+	}
+	switch {
+	case logged && !entry.StartedAt.IsZero():
+		return finish("", interruptedByCrash, 0)
+	case !json.Valid([]byte(call.Arguments)):
+		return finish("", fmt.Sprintf("the arguments are not valid JSON, so the call was not run: %s", oneLine(call.Arguments, 200)), 0)
+	case call.Name == "set_plan":
+		return a.revisePlan(ctx, call)
+	case call.Name == "note":
+		return a.note(ctx, call)
+	}
+	def, known := a.tools.Def(call.Name)
+	approved := logged && entry.Approval == state.Approved
+	if known && def.Gated && !approved && !a.allowed[call.Name] {
+		_, err := a.commit(ctx, state.Event{Kind: state.ApprovalRequested, Tool: &state.ToolCall{ID: call.ID}})
+		return err
+	}
+	if _, err := a.commit(ctx, state.Event{Kind: state.ToolStarted, Tool: &state.ToolCall{ID: call.ID}}); err != nil {
+		return err
+	}
+	start := time.Now()
+	result, err := a.tools.Run(ctx, call.Name, call.Arguments)
+	if ctx.Err() != nil {
+		return ctx.Err() // the interrupted event answers the call
+	}
+	errText := ""
+	if err != nil {
+		errText = err.Error()
+	}
+	return finish(result, errText, time.Since(start))
+}
+
+func (a *Agent) revisePlan(ctx context.Context, call state.ToolRequest) error {
+	goal, steps, err := tools.ParsePlan(call.Arguments)
+	fin := state.Event{Kind: state.ToolFinished, Tool: &state.ToolCall{ID: call.ID}}
+	if err != nil {
+		fin.Tool.Error = "invalid plan: " + err.Error()
+	} else {
+		if _, err := a.commit(ctx, state.Event{Kind: state.PlanSet, Plan: stepsOf(steps), Goal: goal}); err != nil {
+			return err
+		}
+		fin.Tool.Result = planRecorded(len(steps))
+	}
+	_, err = a.commit(ctx, fin)
+	return err
+}
+
+func (a *Agent) note(ctx context.Context, call state.ToolRequest) error {
+	key, value, err := tools.ParseNote(call.Arguments)
+	fin := state.Event{Kind: state.ToolFinished, Tool: &state.ToolCall{ID: call.ID}}
+	if err != nil {
+		fin.Tool.Error = "invalid note: " + err.Error()
+	} else {
+		if _, err := a.commit(ctx, state.Event{Kind: state.NoteSet, NoteKey: key, NoteValue: value}); err != nil {
+			return err
+		}
+		fin.Tool.Result = "noted " + key
+		if value == "" {
+			fin.Tool.Result = "removed note " + key
+		}
+	}
+	_, err = a.commit(ctx, fin)
+	return err
+}
+
+func planRecorded(n int) string {
+	if n == 1 {
+		return "plan recorded: 1 step; work on it now"
+	}
+	return fmt.Sprintf("plan recorded: %d steps; they will come one at a time", n)
+}
+
+func logEntry(s state.State, id string) (state.ToolCall, bool) {
+	for i := len(s.Memory.ToolCalls) - 1; i >= 0; i-- {
+		if s.Memory.ToolCalls[i].ID == id {
+			return s.Memory.ToolCalls[i], true
+		}
+	}
+	return state.ToolCall{}, false
+}

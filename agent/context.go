@@ -1,0 +1,147 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"retrace/agent/llm"
+	"retrace/state"
+)
+
+// keptTurns are never summarised: the model always sees the latest turns
+// as they were.
+const keptTurns = 6
+
+// budget is the share of the context window a request may fill before the
+// older turns are summarised.
+const budget = 0.8
+
+// call makes the model call of the current phase: it checks the iteration
+// limit, keeps the request within the context window, streams to the
+// observer, and after a context overflow summarises and tries once more.
+func (a *Agent) call(ctx context.Context, instructions string, specs []llm.Tool) (llm.Turn, error) {
+	s := a.cp.State()
+	if s.Iteration >= a.opts.MaxIterations {
+		return llm.Turn{}, &TaskError{Message: fmt.Sprintf(
+			"stopped after %d model replies without finishing (the iteration limit); raise --max-iterations or split the task", s.Iteration)}
+	}
+	if a.tokensFor(instructions) > int(budget*float64(a.window)) {
+		if _, err := a.summarize(ctx); err != nil {
+			return llm.Turn{}, err
+		}
+	}
+	turn, err := a.stream(ctx, instructions, specs)
+	var le *llm.Error
+	if errors.As(err, &le) && le.Kind == llm.KindContextOverflow {
+		done, serr := a.summarize(ctx)
+		if serr != nil {
+			return llm.Turn{}, serr
+		}
+		if !done {
+			return llm.Turn{}, fmt.Errorf("%w; the last %d turns alone are too long for this model, so there is nothing left to summarise", err, keptTurns)
+		}
+		turn, err = a.stream(ctx, instructions, specs)
+	}
+	if err != nil {
+		return llm.Turn{}, err
+	}
+	for _, n := range turn.Notes {
+		a.obs.Notice(n)
+	}
+	return turn, nil
+}
+
+func (a *Agent) stream(ctx context.Context, instructions string, specs []llm.Tool) (llm.Turn, error) {
+	s := a.cp.State()
+	phase := s.Phase
+	req := llm.Request{
+		Messages:  llm.Messages(systemText(s, instructions), s.History[s.SummaryThrough:]),
+		Tools:     specs,
+		RestartOK: a.opts.RestartOK,
+	}
+	return a.model.Stream(ctx, req, llm.Observer{
+		Delta: func(kind llm.DeltaKind, text string) { a.obs.Delta(phase, kind, text) },
+		Retry: a.obs.Retry,
+	})
+}
+
+// tokensFor estimates the size of the next request.
+func (a *Agent) tokensFor(instructions string) int {
+	s := a.cp.State()
+	for len(a.counts) < len(s.History) {
+		a.counts = append(a.counts, a.count.Message(s.History[len(a.counts)]))
+	}
+	n := a.count.Text(systemText(s, instructions))
+	for _, c := range a.counts[s.SummaryThrough:] {
+		n += c
+	}
+	return n
+}
+
+// summarize folds the turns before the last keptTurns into the running
+// summary, by a model call, kept as a summarized event (so it can be
+// rolled back like anything else). It reports false when there is nothing
+// old enough to fold.
+func (a *Agent) summarize(ctx context.Context) (bool, error) {
+	s := a.cp.State()
+	var starts []int
+	for i := s.SummaryThrough; i < len(s.History); i++ {
+		if s.History[i].Role == state.RoleUser {
+			starts = append(starts, i)
+		}
+	}
+	if len(starts) <= keptTurns {
+		return false, nil
+	}
+	cut := starts[len(starts)-keptTurns]
+	a.obs.Notice(fmt.Sprintf("summarising %d older messages to fit the context window", cut-s.SummaryThrough))
+	msgs := []state.Message{{Role: state.RoleUser, Content: transcript(s.Summary, s.History[s.SummaryThrough:cut], a.window)}}
+	turn, err := a.model.Stream(ctx, llm.Request{Messages: llm.Messages(summarizerPrompt, msgs)}, llm.Observer{Retry: a.obs.Retry})
+	if err != nil {
+		return false, fmt.Errorf("summarising older turns: %w", err)
+	}
+	_, err = a.commit(ctx, state.Event{Kind: state.Summarized, Text: turn.Content, Through: cut, Usage: turn.Usage})
+	return err == nil, err
+}
+
+// transcript renders turns for the summariser, each message capped so the
+// request itself fits: about half the window in characters/4.
+func transcript(previous string, ms []state.Message, window int) string {
+	var b strings.Builder
+	if previous != "" {
+		fmt.Fprintf(&b, "Previous summary:\n%s\n\n", previous)
+	}
+	b.WriteString("Turns to fold in:\n")
+	limit := max(window*2, 4000) // characters, about half the window in tokens
+	per := max(limit/max(len(ms), 1), 200)
+	for _, m := range ms {
+		if m.Role == state.RoleSystem {
+			continue
+		}
+		who := m.Role
+		if m.Role == state.RoleTool {
+			who = "tool " + m.Name + " result"
+		}
+		text := m.Content
+		for _, c := range m.ToolCalls {
+			text += fmt.Sprintf("\n[calls %s %s]", c.Name, c.Arguments)
+		}
+		if r := []rune(text); len(r) > per {
+			text = string(r[:per]) + " […]"
+		}
+		fmt.Fprintf(&b, "\n%s: %s\n", who, text)
+	}
+	return b.String()
+}
+
+// toolSpecs are the tools offered to the model.
+func (a *Agent) toolSpecs() []llm.Tool {
+	defs := a.tools.Defs()
+	out := make([]llm.Tool, len(defs))
+	for i, d := range defs {
+		out[i] = llm.Tool{Name: d.Name, Description: d.Description, Parameters: d.Parameters}
+	}
+	return out
+}

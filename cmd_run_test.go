@@ -1,0 +1,260 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"retrace/agent/demo"
+	"retrace/agent/llmtest"
+	"retrace/state"
+	"retrace/storage/boltstore"
+)
+
+const secret = "sk-SECRET-do-not-store-4242424242"
+
+// runEnv is a clean environment for `retrace run`: no real config file, no
+// key from the developer's shell, a fake model, a workspace and a database
+// in temporary directories.
+type runEnv struct {
+	srv       *llmtest.Server
+	db, ws    string
+	configDir string
+}
+
+func newRunEnv(t *testing.T) *runEnv {
+	t.Helper()
+	e := &runEnv{srv: llmtest.NewServer(t), db: filepath.Join(t.TempDir(), "retrace.db"), ws: t.TempDir(), configDir: t.TempDir()}
+	t.Setenv("XDG_CONFIG_HOME", e.configDir)
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv("RETRACE_MODEL", "")
+	t.Cleanup(func() {
+		if v := e.srv.Violations(); len(v) != 0 {
+			t.Errorf("requests a strict server would reject: %v", v)
+		}
+	})
+	return e
+}
+
+func (e *runEnv) run(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	return e.runCtx(t, context.Background(), stdin, args...)
+}
+
+func (e *runEnv) runCtx(t *testing.T, ctx context.Context, stdin string, args ...string) result {
+	t.Helper()
+	full := append([]string{"run", "--db", e.db, "--workspace", e.ws, "--base-url", e.srv.URL(), "--model", "gpt-test"}, args...)
+	var out, errOut bytes.Buffer
+	code := run(ctx, full, strings.NewReader(stdin), &out, &errOut)
+	return result{code, out.String(), errOut.String()}
+}
+
+func planCall(steps ...string) llmtest.Response {
+	b, _ := json.Marshal(map[string]any{"steps": steps})
+	return llmtest.ToolCallReply([]llmtest.Call{{ID: "call_plan", Name: "set_plan", Args: string(b)}})
+}
+
+func TestRunATask(t *testing.T) {
+	e := newRunEnv(t)
+	if err := os.WriteFile(filepath.Join(e.ws, "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Enqueue(planCall("read main.go"),
+		llmtest.ToolCallReply([]llmtest.Call{{ID: "call_r", Name: "read_file", Args: `{"path":"main.go"}`}}),
+		llmtest.TextReply("It is package main."),
+		llmtest.TextReply("main.go is the main package."))
+	r := e.run(t, "", "--api-key", secret, "what is main.go?")
+	if r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if strings.TrimSpace(r.stdout) != "main.go is the main package." {
+		t.Fatalf("stdout is the answer, nothing else: %q", r.stdout)
+	}
+	for _, want := range []string{"· planning", "1. [pending] read main.go", "→ read_file", "✓ read_file", "· done", "retrace show"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("progress lacks %q:\n%s", want, r.stderr)
+		}
+	}
+
+	// The session is there to show, and to continue with its history.
+	id := sessionID(t, e.db)
+	if r := retrace(t, "show", id, "--db", e.db).ok(t); !strings.Contains(r.stdout, "main.go is the main package.") {
+		t.Fatalf("show:\n%s", r.stdout)
+	}
+	e.srv.Enqueue(llmtest.TextReply("You asked about main.go."))
+	t.Setenv("OPENAI_API_KEY", secret) // the environment's key, this time
+	r = e.run(t, "what did I ask?\n", "--session", id[:6], "-")
+	if r.code != exitOK || !strings.Contains(r.stdout, "You asked about main.go.") {
+		t.Fatalf("follow-up: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	reqs := e.srv.Requests()
+	if follow := reqs[len(reqs)-1].Messages; !strings.Contains(follow[1].Content, "what is main.go?") || follow[len(follow)-1].Content != "what did I ask?\n" {
+		t.Fatalf("the follow-up must carry the history: %+v", follow)
+	}
+
+	// The key is nowhere: not in the database, an export, or any output.
+	db, err := os.ReadFile(e.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	export := retrace(t, "export", id, "--db", e.db).ok(t).stdout + retrace(t, "export", id, "--format", "md", "--db", e.db).ok(t).stdout
+	for where, text := range map[string]string{"database": string(db), "export": export, "stdout": r.stdout, "stderr": r.stderr} {
+		if strings.Contains(text, secret) || strings.Contains(text, secret[len(secret)-12:]) {
+			t.Errorf("the API key appears in the %s", where)
+		}
+	}
+	for _, req := range reqs {
+		if got := req.Header.Get("Authorization"); got != "Bearer "+secret {
+			t.Fatalf("the key must reach the server, and only there: %q", got)
+		}
+	}
+}
+
+func TestRunJSON(t *testing.T) {
+	e := newRunEnv(t)
+	e.srv.Enqueue(llmtest.TextReply("Hello."))
+	r := e.run(t, "", "--json", "hi")
+	var s state.State
+	if r.code != exitOK || json.Unmarshal([]byte(r.stdout), &s) != nil {
+		t.Fatalf("exit %d stdout %q", r.code, r.stdout)
+	}
+	if s.Phase != state.Done || s.FinalAnswer != "Hello." || s.Version != 2 {
+		t.Fatalf("state %+v", s)
+	}
+}
+
+func TestRunApprovals(t *testing.T) {
+	write := llmtest.ToolCallReply([]llmtest.Call{{ID: "call_w", Name: "write_file", Args: `{"path":"out.txt","content":"hi"}`}})
+	for name, tc := range map[string]struct {
+		flags   []string
+		written bool
+	}{
+		"denied by default": {nil, false},
+		"--yes":             {[]string{"--yes"}, true},
+		"--allow":           {[]string{"--allow", "write_file"}, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newRunEnv(t)
+			e.srv.Enqueue(planCall("write"), write, llmtest.TextReply("step done"), llmtest.TextReply("finished"))
+			r := e.run(t, "", append(tc.flags, "write out.txt")...)
+			_, err := os.Stat(filepath.Join(e.ws, "out.txt"))
+			if r.code != exitOK || (err == nil) != tc.written {
+				t.Fatalf("exit %d, written %v\n%s", r.code, err == nil, r.stderr)
+			}
+			if !tc.written && !strings.Contains(r.stderr, "denied: write_file") {
+				t.Fatalf("the denial is not shown:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+func TestRunFailures(t *testing.T) {
+	e := newRunEnv(t)
+	// A remote endpoint with no key: refused before any session exists.
+	r := run(context.Background(), []string{"run", "--db", e.db, "--base-url", "https://api.example.com/v1", "hi"}, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{})
+	if r != exitError {
+		t.Fatalf("exit %d", r)
+	}
+	if _, err := os.Stat(e.db); err == nil {
+		t.Fatal("a session was created although the key was missing")
+	}
+	var errOut bytes.Buffer
+	run(context.Background(), []string{"run", "--db", e.db, "--base-url", "https://api.example.com/v1", "hi"}, strings.NewReader(""), &bytes.Buffer{}, &errOut)
+	if !strings.Contains(errOut.String(), "no API key") || !strings.Contains(errOut.String(), "OPENAI_API_KEY") {
+		t.Fatalf("message: %q", errOut.String())
+	}
+
+	e.srv.Enqueue(llmtest.Status(401, llmtest.ErrorBody("Incorrect API key provided: sk-wr***.", "invalid_request_error", "", "invalid_api_key")))
+	if r := e.run(t, "", "--api-key", "sk-wrong", "hi"); r.code != exitError || !strings.Contains(r.stderr, "API key") {
+		t.Fatalf("401: exit %d\n%s", r.code, r.stderr)
+	}
+
+	for _, args := range [][]string{{}, {""}, {"a", "b"}, {"--allow", "rm_rf", "x"}} {
+		if r := e.run(t, "", args...); r.code != exitUsage {
+			t.Fatalf("%q: exit %d", args, r.code)
+		}
+	}
+}
+
+func TestRunInterrupted(t *testing.T) {
+	e := newRunEnv(t)
+	c := llmtest.Chunker{}
+	e.srv.Enqueue(llmtest.Stream(c.Role(), c.Text("Once upon"), llmtest.Block()))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		// Cancel once the request is in: the stream blocks until then.
+		for len(e.srv.Requests()) == 0 {
+			if ctx.Err() != nil {
+				return
+			}
+		}
+		cancel()
+	}()
+	r := e.runCtx(t, ctx, "", "tell a story")
+	if r.code != exitInterrupted || !strings.Contains(r.stderr, "interrupted") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	st, err := boltstore.Open(e.db, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	head, err := st.Head(context.Background(), sessionID(t, e.db))
+	if err != nil || head.Phase != state.Idle {
+		t.Fatalf("head %s, %v", head.Phase, err)
+	}
+}
+
+func sessionID(t *testing.T, db string) string {
+	t.Helper()
+	var list []struct{ ID string }
+	if err := json.Unmarshal([]byte(retrace(t, "sessions", "--json", "--db", db).ok(t).stdout), &list); err != nil || len(list) == 0 {
+		t.Fatalf("sessions: %v", err)
+	}
+	return list[0].ID
+}
+
+// The README's walk-through: a whole task against the repository's own
+// model server, then `show`, then a follow-up in the same session.
+func TestRunAgainstTheDemoModel(t *testing.T) {
+	e := newRunEnv(t)
+	srv, err := demo.Start("127.0.0.1:0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if err := os.WriteFile(filepath.Join(e.ws, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runDemo := func(args ...string) result {
+		full := append([]string{"run", "--db", e.db, "--workspace", e.ws, "--base-url", srv.URL(), "--model", "retrace-demo"}, args...)
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), full, strings.NewReader(""), &out, &errOut)
+		return result{code, out.String(), errOut.String()}
+	}
+	r := runDemo("--yes", "look around this repository")
+	if r.code != exitOK || !strings.Contains(r.stdout, "read main.go") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"[pending] List the files", "→ list_files", "→ read_file", "approved by --yes: write_file", "✓ write_file"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("progress lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(e.ws, "NOTES.md")); err != nil || !strings.Contains(string(b), "Read main.go") {
+		t.Fatalf("NOTES.md: %q %v", b, err)
+	}
+	id := sessionID(t, e.db)
+	r = runDemo("--session", id, "what did you do?")
+	if r.code != exitOK || !strings.Contains(r.stdout, "list_files, read_file, write_file") {
+		t.Fatalf("follow-up: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if v := srv.Violations(); len(v) != 0 {
+		t.Fatalf("requests a strict server would reject: %v", v)
+	}
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"retrace/agent/llm"
+	"retrace/state"
+	"retrace/state/transcript"
+)
+
+// progress shows a headless task as it goes: the answer streams to stdout,
+// everything else (phases, the plan, tool calls, retries, the model's
+// thinking) to stderr. It learns what happened by comparing each
+// checkpointed state with the one before. All model text is made inert.
+type progress struct {
+	stdout, stderr io.Writer
+	quiet          bool // --json: stdout is for the final state only
+	last           state.State
+	midLine        io.Writer // where streamed text stopped without a newline, if anywhere
+	streaming      llm.DeltaKind
+	answered       bool // some answer text went to stdout
+}
+
+func newProgress(stdout, stderr io.Writer, quiet bool, start state.State) *progress {
+	return &progress{stdout: stdout, stderr: stderr, quiet: quiet, last: start}
+}
+
+// State reports what one checkpoint changed.
+func (p *progress) State(s state.State) {
+	prev := p.last
+	p.last = s
+	if s.Phase != prev.Phase {
+		p.line("· %s", s.Phase)
+	}
+	p.planChanges(prev, s)
+	p.toolChanges(prev, s)
+	for k, v := range s.Memory.Notes {
+		if prev.Memory.Notes[k] != v {
+			p.line("  note %s: %s", transcript.Inert(k), oneLineClip(v, 100))
+		}
+	}
+	if s.SummaryThrough != prev.SummaryThrough {
+		p.line("  summarised the first %d messages to fit the context window", s.SummaryThrough)
+	}
+	if s.Phase == state.Error && prev.Phase != state.Error {
+		p.line("  error: %s", transcript.Inert(s.ErrorMessage))
+	}
+}
+
+func (p *progress) toolChanges(prev, s state.State) {
+	before := map[string]state.ToolCall{}
+	for _, c := range prev.Memory.ToolCalls {
+		before[c.ID] = c
+	}
+	for _, c := range s.Memory.ToolCalls {
+		old, seen := before[c.ID]
+		switch {
+		case c.Approval == state.AwaitingDecision && old.Approval != state.AwaitingDecision:
+			p.line("  ? %s %s needs approval", c.Name, oneLineClip(c.Arguments, 100))
+		case !c.StartedAt.IsZero() && old.StartedAt.IsZero():
+			p.line("  → %s %s", c.Name, oneLineClip(c.Arguments, 100))
+		}
+		if c.Finished() && (!seen || !old.Finished()) {
+			if c.Error != "" {
+				p.line("  ✗ %s: %s", c.Name, oneLineClip(c.Error, 160))
+			} else {
+				p.line("  ✓ %s (%d ms)", c.Name, c.DurationMS)
+			}
+		}
+	}
+}
+
+// Delta streams text: the answer (planning and reflecting) to stdout, the
+// model's working commentary and thinking to stderr.
+func (p *progress) Delta(phase state.Phase, kind llm.DeltaKind, text string) {
+	w := p.stderr
+	if kind == llm.Content && (phase == state.Planning || phase == state.Reflecting) {
+		if p.quiet {
+			return
+		}
+		w, p.answered = p.stdout, true
+	}
+	if p.midLine != w || p.streaming != kind {
+		p.endLine()
+		if kind == llm.Reasoning {
+			fmt.Fprint(w, "thinking: ")
+		}
+	}
+	text = transcript.Inert(text)
+	fmt.Fprint(w, text)
+	p.streaming = kind
+	p.midLine = w
+	if strings.HasSuffix(text, "\n") {
+		p.midLine = nil
+	}
+}
+
+// Retry says a call is being retried and why.
+func (p *progress) Retry(r llm.Retry) {
+	what := "retrying"
+	if r.Restart {
+		what = "starting the reply over"
+	}
+	p.line("  %s in %s (attempt %d of %d): %s", what, r.Wait.Round(100*time.Millisecond), r.Attempt, r.Of, transcript.Inert(r.Reason))
+}
+
+// Notice passes on something worth knowing.
+func (p *progress) Notice(text string) { p.line("  note: %s", transcript.Inert(text)) }
+
+// finish ends the output: the answer's last line, and where to look next.
+func (p *progress) finish(s state.State) {
+	p.endLine()
+	if s.Phase == state.Done && !p.answered && !p.quiet && s.FinalAnswer != "" {
+		fmt.Fprintln(p.stdout, transcript.Inert(s.FinalAnswer))
+	}
+	p.line("%s · session %s v%d · %d tokens · retrace show %s", s.Phase, short(s.SessionID), s.Version, s.Usage.Total(), short(s.SessionID))
+}
+
+// line writes one progress line to stderr, after ending any streamed line.
+func (p *progress) line(format string, args ...any) {
+	p.endLine()
+	fmt.Fprintf(p.stderr, format+"\n", args...)
+}
+
+func (p *progress) endLine() {
+	if p.midLine != nil {
+		fmt.Fprintln(p.midLine)
+		p.midLine = nil
+	}
+}
+
+// planChanges shows a new plan whole, and then each step as its status
+// changes.
+func (p *progress) planChanges(prev, s state.State) {
+	plan, old := s.Memory.Plan, prev.Memory.Plan
+	if stepTexts(plan) != stepTexts(old) {
+		for i, st := range plan {
+			p.line("  %d. [%s] %s", i+1, st.Status, transcript.Inert(st.Text))
+		}
+		return
+	}
+	for i, st := range plan {
+		if st.Status != old[i].Status {
+			p.line("  step %d/%d %s: %s", i+1, len(plan), st.Status, transcript.Inert(st.Text))
+		}
+	}
+}
+
+func stepTexts(plan []state.Step) string {
+	var b strings.Builder
+	for _, st := range plan {
+		b.WriteString(st.Text + "\n")
+	}
+	return b.String()
+}
+
+func oneLineClip(s string, n int) string { return clip(oneLine(transcript.Inert(s)), n) }

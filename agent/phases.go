@@ -129,14 +129,9 @@ func (a *Agent) awaitApproval(ctx context.Context) error {
 			return a.decide(ctx, state.ToolRequest{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
 	}
-	// Nothing waits (a state only a bug makes); settle it as a denial of
-	// the first open call so the task can go on.
-	open := s.OpenCalls()
-	if len(open) == 0 {
-		return &TaskError{Message: "awaiting approval with no tool call to decide"}
-	}
-	_, err := a.commit(ctx, state.Event{Kind: state.ApprovalDenied, Tool: &state.ToolCall{ID: open[0].ID}, Text: "no request was pending"})
-	return err
+	// Nothing waits: a state only a bug makes. Failing the task answers
+	// every open call, so the session can go on with the next message.
+	return &TaskError{Message: "awaiting approval, but no tool call waits for a decision"}
 }
 
 func (a *Agent) decide(ctx context.Context, call state.ToolRequest) error {

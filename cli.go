@@ -30,6 +30,9 @@ type command struct {
 	setup func(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error
 }
 
+// interactive is plain `retrace [flags]`: the TUI.
+var interactive = command{name: "", summary: "the interactive interface", setup: tuiCmd}
+
 var commands = []command{
 	{name: "run", args: "PROMPT", nargs: -1, summary: "run one task to the end without a UI: the answer on stdout, progress on stderr", setup: runCmd},
 	{name: "sessions", summary: "list sessions, newest first", setup: sessionsCmd},
@@ -51,14 +54,18 @@ type cli struct {
 
 // run executes one command line and returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help") {
 		usage(stdout)
 		return exitOK
+	}
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return interactive.execute(ctx, args, c)
 	}
 	name := args[0]
 	for _, cmd := range commands {
 		if cmd.name == name {
-			return cmd.execute(ctx, args[1:], &cli{stdin: stdin, stdout: stdout, stderr: stderr})
+			return cmd.execute(ctx, args[1:], c)
 		}
 	}
 	fmt.Fprintf(stderr, "retrace: unknown command %q; run 'retrace help' for the list\n", name)
@@ -134,7 +141,8 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `retrace: a terminal chat agent whose every step is a checkpoint you can go back to.
 
-usage: retrace COMMAND [ARGS] [flags]
+usage: retrace [-c | -r ID] [--demo] [--theme NAME] [flags]   the interactive interface
+       retrace COMMAND [ARGS] [flags]
 
 commands:
 `)
@@ -144,7 +152,15 @@ commands:
 	fmt.Fprint(w, `
 Every command takes --db PATH (default $XDG_DATA_HOME/retrace/retrace.db) and
 --help. A session ID may be shortened to any prefix that names one session.
+'retrace --demo' needs no API key.
+
+the interface's flags:
 `)
+	fs := flag.NewFlagSet("retrace", flag.ContinueOnError)
+	fs.String("db", "", "database file (default $XDG_DATA_HOME/retrace/retrace.db)")
+	interactive.setup(fs)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
 }
 
 // openStore opens the database the command line names.

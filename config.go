@@ -26,6 +26,7 @@ type config struct {
 	AllowedTools  []string
 	MaxIterations int
 	File          string // the config file read, if any
+	Path          string // where the config file is (or would be)
 }
 
 // String never shows the key.
@@ -71,7 +72,7 @@ func loadConfig(m modelFlags, getenv func(string) string) (config, error) {
 		path = defaultConfigPath(getenv)
 	}
 	var fc fileConfig
-	c := config{}
+	c := config{Path: path}
 	if path != "" {
 		md, err := toml.DecodeFile(path, &fc)
 		switch {

@@ -234,3 +234,18 @@ func partialOf(err error) string {
 	}
 	return ""
 }
+
+// Interrupt records that the unfinished task at the head will not go on:
+// a person restored a mid-task version and wrote something new instead.
+// At rest it does nothing.
+func (a *Agent) Interrupt(ctx context.Context, reason string) error {
+	if !a.cp.State().Phase.Active() {
+		return nil
+	}
+	_, err := a.commit(ctx, state.Event{Kind: state.Interrupted, Text: reason})
+	var ce *commitError
+	if errors.As(err, &ce) {
+		return ce.err
+	}
+	return err
+}

@@ -145,3 +145,21 @@ func (a *Agent) toolSpecs() []llm.Tool {
 	}
 	return out
 }
+
+// ErrNothingToSummarise is returned by Compact when every turn is still
+// among the ones always kept.
+var ErrNothingToSummarise = errors.New("nothing to summarise yet: the last six turns are always kept whole")
+
+// Compact summarises the older turns now (the /compact command), between
+// tasks.
+func (a *Agent) Compact(ctx context.Context) error {
+	s := a.cp.State()
+	if s.Phase.Active() || s.Phase == state.AwaitingApproval {
+		return fmt.Errorf("%w (phase %s)", ErrBusy, s.Phase)
+	}
+	done, err := a.summarize(ctx)
+	if err == nil && !done {
+		return ErrNothingToSummarise
+	}
+	return err
+}

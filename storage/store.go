@@ -37,6 +37,8 @@ type Store interface {
 	// prefix: ErrSessionNotFound when none does, an *AmbiguousError when
 	// several do.
 	Resolve(ctx context.Context, prefix string) (string, error)
+	// Rename sets a session's title.
+	Rename(ctx context.Context, id, title string) error
 	// Delete removes a session and all its versions.
 	Delete(ctx context.Context, id string) error
 	// Export returns a session with every checkpoint and its event.

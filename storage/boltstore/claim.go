@@ -2,6 +2,7 @@ package boltstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -63,4 +64,29 @@ func (s *Store) dropClaim(id string) {
 		os.Remove(claimPath(s.locks, id))
 		f.Close()
 	}
+}
+
+// Holder reports whether another store (in this or another process) holds
+// the session's claim, and its pid when it wrote one. It takes no claim:
+// the lock is tried and let go at once.
+func (s *Store) Holder(id string) (pid int, held bool) {
+	if !validID.MatchString(id) {
+		return 0, false
+	}
+	s.claimMu.Lock()
+	_, ours := s.claims[id]
+	s.claimMu.Unlock()
+	if ours {
+		return os.Getpid(), false
+	}
+	f, err := claimFile(s.locks, id)
+	if err != nil {
+		var be *storage.BusyError
+		if errors.As(err, &be) {
+			return be.PID, true
+		}
+		return 0, false
+	}
+	f.Close()
+	return 0, false
 }

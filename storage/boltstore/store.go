@@ -272,6 +272,19 @@ func (s *Store) SetHead(ctx context.Context, id string, version int) error {
 	return err
 }
 
+// Rename sets a session's title. It needs no claim: a title is not part
+// of any version.
+func (s *Store) Rename(ctx context.Context, id, title string) error {
+	return s.update(ctx, func(tx *bolt.Tx) error {
+		b, rec, err := s.session(tx, id)
+		if err != nil {
+			return err
+		}
+		rec.Title = title
+		return putInfo(b, rec)
+	})
+}
+
 // Session returns one session's summary.
 func (s *Store) Session(ctx context.Context, id string) (storage.SessionInfo, error) {
 	var info storage.SessionInfo

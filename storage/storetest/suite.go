@@ -128,9 +128,12 @@ func testCreateAndList(t *testing.T, b Backend) {
 	if list, err := st.Sessions(ctx); err != nil || len(list) != 0 {
 		t.Fatalf("a new store lists %v, %v", list, err)
 	}
-	info := create(t, st, "fix the build")
+	info := create(t, st, "first title")
 	if info.ID == "" || info.Head != 0 || info.Versions != 0 || info.Phase != state.Idle || !info.CreatedAt.Equal(created) {
 		t.Fatalf("new session: %+v", info)
+	}
+	if err := st.Rename(ctx, info.ID, "fix the build"); err != nil {
+		t.Fatal(err)
 	}
 	got, err := st.Session(ctx, info.ID)
 	if err != nil {
@@ -543,6 +546,7 @@ func testUnknownSession(t *testing.T, b Backend) {
 	checks["sethead"] = st.SetHead(ctx, id, 0)
 	checks["delete"] = st.Delete(ctx, id)
 	checks["claim"] = st.Claim(ctx, id)
+	checks["rename"] = st.Rename(ctx, id, "x")
 	checks["path-like id"] = st.SetHead(ctx, "../../etc/passwd", 0)
 	for name, err := range checks {
 		if !errors.Is(err, storage.ErrSessionNotFound) {

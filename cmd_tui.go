@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
+
+	"retrace/agent/demo"
+	"retrace/agent/tools"
+	"retrace/storage"
+	"retrace/storage/boltstore"
+	"retrace/themes"
+	"retrace/tui"
+)
+
+// tuiFlags are the flags of plain `retrace`, the interactive UI.
+type tuiFlags struct {
+	modelFlags
+	resume, theme, workspace string
+	cont, demo               bool
+}
+
+func tuiCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
+	var f tuiFlags
+	f.register(fs)
+	fs.BoolVar(&f.cont, "c", false, "continue the most recent session")
+	fs.StringVar(&f.resume, "r", "", "resume session `ID` (a prefix that names one session is enough)")
+	fs.BoolVar(&f.demo, "demo", false, "use retrace's scripted demo model (no API key) in a sample workspace")
+	fs.StringVar(&f.theme, "theme", "", "colour theme: "+strings.Join(themes.Names(), ", "))
+	fs.StringVar(&f.workspace, "workspace", "", "the directory tools work in (default the current directory; with --demo a sample project)")
+	return func(ctx context.Context, c *cli, _ []string) error { return runTUI(ctx, c, f) }
+}
+
+func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
+	if !term.IsTerminal(os.Stdin.Fd()) || !term.IsTerminal(os.Stdout.Fd()) {
+		return errors.New("retrace's interface needs a terminal; for scripts use 'retrace run'")
+	}
+	if f.cont && f.resume != "" {
+		return usagef("-c continues the latest session and -r resumes one; choose one")
+	}
+	var srv *demo.Server
+	if f.demo {
+		var err error
+		if srv, err = demo.Start("127.0.0.1:0", 25*time.Millisecond); err != nil {
+			return fmt.Errorf("start the demo model: %w", err)
+		}
+		defer srv.Close()
+		f.baseURL, f.model = srv.URL(), "retrace-demo"
+	}
+	cfg, err := loadConfig(f.modelFlags, os.Getenv)
+	if err != nil {
+		return err
+	}
+	palette, err := themes.Resolve(first(f.theme, cfg.Theme), os.Getenv)
+	if err != nil {
+		return err
+	}
+	ws, err := openWorkspace(f.workspace, f.demo)
+	if err != nil {
+		return err
+	}
+	st, err := c.openStore()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	d := newDriver(ctx, cfg, st, ws, f.demo)
+	id, err := chooseSession(ctx, st, f, cfg, ws.Root())
+	if err != nil {
+		return err
+	}
+	if err := d.open(id); err != nil {
+		return err
+	}
+	model := tui.New(d, tui.Options{Palette: palette, Editor: os.Getenv("EDITOR")})
+	p := tea.NewProgram(model, tea.WithContext(ctx))
+	d.Attach(p.Send)
+	_, runErr := p.Run()
+	d.Cancel()
+	return farewell(ctx, c, st, d.info.ID, runErr)
+}
+
+// chooseSession picks the session to open: -r's, -c's latest, or a new one.
+func chooseSession(ctx context.Context, st *boltstore.Store, f tuiFlags, cfg config, workspace string) (string, error) {
+	switch {
+	case f.resume != "":
+		return st.Resolve(ctx, f.resume)
+	case f.cont:
+		list, err := st.Sessions(ctx)
+		if err != nil {
+			return "", err
+		}
+		if len(list) > 0 {
+			return list[0].ID, nil
+		}
+	}
+	info, err := st.Create(ctx, storage.NewSession{Model: cfg.Model, Workspace: workspace})
+	return info.ID, err
+}
+
+// farewell says how to come back, and drops a session left empty.
+func farewell(ctx context.Context, c *cli, st *boltstore.Store, id string, runErr error) error {
+	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) && !errors.Is(runErr, context.Canceled) {
+		return fmt.Errorf("interface: %w", runErr)
+	}
+	info, err := st.Session(ctx, id)
+	if err != nil {
+		return nil
+	}
+	if info.Versions == 0 {
+		_ = st.Delete(ctx, id) // never used: nothing to come back to
+		return nil
+	}
+	fmt.Fprintf(c.stdout, "session %s · v%d of %d · 'retrace -r %s' resumes it\n", short(id), info.Head, info.Versions, short(id))
+	return nil
+}
+
+// openWorkspace is the directory tools work in; the demo has its own
+// sample project, kept between runs so a demo session can be resumed.
+func openWorkspace(dir string, isDemo bool) (*tools.Workspace, error) {
+	if dir == "" && isDemo {
+		var err error
+		if dir, err = demoWorkspace(); err != nil {
+			return nil, err
+		}
+	}
+	ws, err := tools.NewWorkspace(first(dir, "."))
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	return ws, nil
+}
+
+func demoWorkspace() (string, error) {
+	base, err := storage.DefaultPath()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(filepath.Dir(base), "demo-workspace")
+	files := map[string]string{
+		"README.md": "# greeter\n\nA tiny Go program that retrace's demo model looks at.\n",
+		"main.go":   "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(greet(\"world\"))\n}\n\nfunc greet(name string) string {\n\treturn \"hello, \" + name\n}\n",
+		"go.mod":    "module greeter\n\ngo 1.26\n",
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("demo workspace: %w", err)
+	}
+	for name, body := range files {
+		path := filepath.Join(dir, name)
+		if _, err := os.Stat(path); err == nil {
+			continue
+		}
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			return "", fmt.Errorf("demo workspace: %w", err)
+		}
+	}
+	return dir, nil
+}
+
+var themeLine = regexp.MustCompile(`(?m)^\s*theme\s*=.*$`)
+
+// saveTheme records the theme in the config file, keeping the rest of it
+// as it was.
+func saveTheme(cfg config, name string) error {
+	if cfg.Path == "" {
+		return errors.New("no place for a config file: set XDG_CONFIG_HOME or HOME")
+	}
+	line := fmt.Sprintf("theme = %q", name)
+	b, err := os.ReadFile(cfg.Path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		b = []byte(line + "\n")
+	case err != nil:
+		return err
+	case themeLine.Match(b):
+		b = themeLine.ReplaceAll(b, []byte(line))
+	default:
+		b = append(append(b, '\n'), line+"\n"...)
+	}
+	if err := os.MkdirAll(filepath.Dir(cfg.Path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(cfg.Path, b, 0o600)
+}
+
+func jsonIndent(v any) ([]byte, error) { return json.MarshalIndent(v, "", "  ") }

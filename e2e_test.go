@@ -1,0 +1,130 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEndToEndInTmux drives the built binary as a person would, in a real
+// terminal (tmux), against the scripted demo model: a task with a plan, a
+// tool and an approved write; the timeline, a restore and a fork; quit;
+// resume by id; the version tree from the command line.
+//
+// It needs tmux. .ci/run installs it; without it the test says so and is
+// skipped, unless RETRACE_E2E=1 demands it.
+func TestEndToEndInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("RETRACE_E2E") == "1" {
+			t.Fatal("RETRACE_E2E=1 but tmux is not installed (apt-get install tmux)")
+		}
+		t.Skip("tmux is not installed; .ci/run installs it and runs this test")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "retrace")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	db := filepath.Join(dir, "retrace.db")
+	env := fmt.Sprintf("env -u NO_COLOR TERM=xterm-256color XDG_DATA_HOME=%s XDG_CONFIG_HOME=%s", filepath.Join(dir, "data"), filepath.Join(dir, "config"))
+
+	term := newTmux(t, fmt.Sprintf("%s %s --demo --db %s; echo EXIT=$?; sleep 30", env, bin, db))
+	term.waitFor(t, "Message retrace")
+	term.send(t, "look around this project", "Enter")
+	term.waitFor(t, "List the files in the workspace")
+	term.waitFor(t, "Approve write_file?")
+	term.waitFor(t, "NOTES.md")
+	term.send(t, "a")
+	term.waitFor(t, "I looked through the workspace")
+	term.waitFor(t, "^S sessions") // the status line's hint once the task rests
+	screen := term.screen(t)
+	for _, want := range []string{"✓ Write NOTES.md", "list_files", "read_file", "write_file", "done"} {
+		if !strings.Contains(screen, want) {
+			t.Fatalf("after the task the screen lacks %q:\n%s", want, screen)
+		}
+	}
+
+	term.send(t, "C-t")
+	term.waitFor(t, "Viewing v")
+	for range 10 {
+		term.send(t, "Left")
+	}
+	term.waitFor(t, "Viewing v13 ")
+	term.send(t, "Enter")
+	term.waitFor(t, "restored v13")
+	term.send(t, "hello", "Enter")
+	term.waitFor(t, "Hello! I am retrace's demo model")
+	term.waitFor(t, "^S sessions")
+	term.send(t, "C-c")
+	term.waitFor(t, "EXIT=0")
+	id := regexp.MustCompile(`retrace -r ([0-9a-f]{8})`).FindStringSubmatch(term.screen(t))
+	if id == nil {
+		t.Fatalf("the farewell names no session:\n%s", term.screen(t))
+	}
+	term.close()
+
+	again := newTmux(t, fmt.Sprintf("%s %s --demo --db %s -r %s; echo EXIT=$?; sleep 30", env, bin, db, id[1]))
+	again.waitFor(t, "Hello! I am retrace's demo model")
+	again.waitFor(t, "hello")
+	again.send(t, "C-c")
+	again.waitFor(t, "EXIT=0")
+
+	out, err := exec.Command(bin, "log", id[1], "--db", db).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "2 branches") || !strings.Contains(string(out), "from v13") {
+		t.Fatalf("retrace log: %v\n%s", err, out)
+	}
+}
+
+// tmux is one tmux session running a command in a 120×40 terminal.
+type tmux struct{ name string }
+
+func newTmux(t *testing.T, command string) *tmux {
+	t.Helper()
+	name := fmt.Sprintf("retrace-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())
+	if out, err := exec.Command("tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40", command).CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v\n%s", err, out)
+	}
+	tm := &tmux{name: name}
+	t.Cleanup(tm.close)
+	return tm
+}
+
+func (tm *tmux) close() { _ = exec.Command("tmux", "kill-session", "-t", tm.name).Run() }
+
+func (tm *tmux) send(t *testing.T, keys ...string) {
+	t.Helper()
+	if out, err := exec.Command("tmux", append([]string{"send-keys", "-t", tm.name}, keys...)...).CombinedOutput(); err != nil {
+		t.Fatalf("send-keys %q: %v\n%s", keys, err, out)
+	}
+}
+
+func (tm *tmux) screen(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("tmux", "capture-pane", "-p", "-t", tm.name).CombinedOutput()
+	if err != nil {
+		t.Fatalf("capture-pane: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// waitFor polls the screen until text appears; it gives up after 20 s,
+// showing the screen, rather than sleeping a guessed time.
+func (tm *tmux) waitFor(t *testing.T, text string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s := tm.screen(t)
+		if strings.Contains(s, text) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 20s for %q; the screen:\n%s", text, s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

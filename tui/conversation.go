@@ -1,0 +1,204 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"retrace/state"
+	"retrace/themes"
+	"retrace/tui/markdown"
+)
+
+// conversation is the pane that shows the history and the reply being
+// streamed. Only what is visible is rendered; each message's rendering is
+// kept per width, so a long session costs what its last screenful costs.
+type conversation struct {
+	st      *themes.Styles
+	history []state.Message
+	live    live // the reply being streamed
+	errText string
+	// offset is how many lines the view is scrolled up from the bottom;
+	// 0 follows the bottom as text arrives.
+	offset int
+	folded bool // reasoning folded to one line
+	cache  map[int]rendered
+}
+
+// live is streamed text not yet in the history.
+type live struct {
+	active    bool
+	text      string
+	reasoning string
+}
+
+type rendered struct {
+	msg   state.Message
+	width int
+	lines []string
+}
+
+func newConversation(st *themes.Styles) *conversation {
+	return &conversation{st: st, cache: map[int]rendered{}, folded: true}
+}
+
+// SetHistory replaces the messages shown.
+func (c *conversation) SetHistory(h []state.Message) { c.history = h }
+
+// SetError shows how the last task failed, below the history.
+func (c *conversation) SetError(text string) { c.errText = text }
+
+// Stream adds streamed text.
+func (c *conversation) Stream(reasoning bool, text string) {
+	c.live.active = true
+	if reasoning {
+		c.live.reasoning += text
+	} else {
+		c.live.text += text
+	}
+}
+
+// EndStream drops the streamed text (the checkpointed message replaces it).
+func (c *conversation) EndStream() { c.live = live{} }
+
+// Restart voids what streamed: the reply starts over.
+func (c *conversation) Restart() { c.live = live{active: true} }
+
+// Scroll moves the view by n lines (positive: up, into the past).
+func (c *conversation) Scroll(n int) { c.offset = max(c.offset+n, 0) }
+
+// Bottom follows the newest text again.
+func (c *conversation) Bottom() { c.offset = 0 }
+
+// ToggleReasoning folds or unfolds the model's thinking.
+func (c *conversation) ToggleReasoning() { c.folded = !c.folded }
+
+// Render draws the last screenful (above the scroll offset) in width×height.
+func (c *conversation) Render(width, height int) []string {
+	if width <= 0 || height <= 0 {
+		return nil
+	}
+	var tail []string // the newest lines, built from the bottom up
+	push := func(lines []string) { tail = append(lines, tail...) }
+	if c.errText != "" {
+		push(c.errorBlock(width))
+	}
+	if c.live.active {
+		push(c.liveBlock(width))
+	}
+	need := height + c.offset
+	for i := len(c.history) - 1; i >= 0 && len(tail) < need; i-- {
+		if lines := c.message(i, width); len(lines) > 0 {
+			push(append(append([]string{}, lines...), ""))
+		}
+	}
+	if len(tail) < need {
+		c.offset = max(len(tail)-height, 0) // scrolled past the top: stop there
+	}
+	end := len(tail) - c.offset
+	start := max(end-height, 0)
+	return block(tail[start:end], width, height)
+}
+
+// message renders history[i], from the cache when it has not changed.
+func (c *conversation) message(i, width int) []string {
+	m := c.history[i]
+	if r, ok := c.cache[i]; ok && r.width == width && sameMessage(r.msg, m) {
+		return r.lines
+	}
+	lines := c.renderMessage(m, width)
+	c.cache[i] = rendered{msg: m, width: width, lines: lines}
+	return lines
+}
+
+// sameMessage compares messages cheaply: strings sharing memory compare in
+// constant time, and a message in the history never changes.
+func sameMessage(a, b state.Message) bool {
+	return a.Role == b.Role && a.Content == b.Content && a.ToolCallID == b.ToolCallID && len(a.ToolCalls) == len(b.ToolCalls)
+}
+
+func (c *conversation) renderMessage(m state.Message, width int) []string {
+	s := c.st.Chat
+	switch m.Role {
+	case state.RoleSystem:
+		return []string{s.System.Render(clip("system prompt: "+inert(m.Content), width))}
+	case state.RoleUser:
+		out := []string{s.UserLabel.Render("You")}
+		for _, l := range wrap(inert(m.Content), width-2) {
+			out = append(out, "  "+s.User.Render(l))
+		}
+		return out
+	case state.RoleTool:
+		return c.toolResult(m, width)
+	}
+	out := []string{s.AssistantLabel.Render("retrace")}
+	if m.Content != "" {
+		out = append(out, indent(markdown.Render(inert(m.Content), width-2, markdown.Styles(c.st.Markdown)), "  ")...)
+	}
+	for _, tc := range m.ToolCalls {
+		out = append(out, "  "+c.st.Tools.Name.Render("→ "+tc.Name)+" "+c.st.Tools.Args.Render(clip(inert(tc.Arguments), width-6-len(tc.Name))))
+	}
+	return out
+}
+
+// toolResult shows the start of a tool's output; the tool log has it all.
+func (c *conversation) toolResult(m state.Message, width int) []string {
+	const shown = 6
+	s := c.st.Chat
+	out := []string{s.ToolLabel.Render(clip("tool "+m.Name, width))}
+	lines := wrap(inert(strings.TrimRight(m.Content, "\n")), width-2)
+	for i, l := range lines {
+		if i == shown {
+			more := fmt.Sprintf("… %d more lines (the tool log shows it all)", len(lines)-shown)
+			if len(lines)-shown == 1 {
+				more = "… 1 more line (the tool log shows it all)"
+			}
+			out = append(out, "  "+s.Notice.Render(more))
+			break
+		}
+		out = append(out, "  "+s.Tool.Render(l))
+	}
+	return out
+}
+
+func (c *conversation) liveBlock(width int) []string {
+	s := c.st.Chat
+	out := []string{s.AssistantLabel.Render("retrace") + " " + s.Streaming.Render("…")}
+	if r := c.live.reasoning; r != "" {
+		if c.folded {
+			out = append(out, "  "+s.ReasoningLabel.Render("thinking: ")+s.Reasoning.Render(clip(inert(lastLine(r)), width-14)))
+		} else {
+			out = append(out, "  "+s.ReasoningLabel.Render("thinking"))
+			for _, l := range wrap(inert(r), width-4) {
+				out = append(out, "    "+s.Reasoning.Render(l))
+			}
+		}
+	}
+	if c.live.text != "" {
+		out = append(out, indent(markdown.Render(inert(c.live.text), width-2, markdown.Styles(c.st.Markdown)), "  ")...)
+	}
+	return out
+}
+
+func (c *conversation) errorBlock(width int) []string {
+	out := []string{c.st.Chat.Error.Render("error")}
+	for _, l := range wrap(inert(c.errText), width-2) {
+		out = append(out, "  "+c.st.Chat.Error.Render(l))
+	}
+	return out
+}
+
+func indent(text, prefix string) []string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return lines
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n ")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}

@@ -1,0 +1,151 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"retrace/themes"
+)
+
+// detailView is a scrollable text view: a tool call's full arguments and
+// result, or the diff in an approval.
+type detailView struct {
+	title  string
+	body   []string // plain text lines, inert
+	offset int
+}
+
+func (d *detailView) scroll(n int) { d.offset = max(d.offset+n, 0) }
+
+func (d *detailView) lines(st *themes.Styles, width, height int) []string {
+	var all []string
+	for _, l := range d.body {
+		all = append(all, wrap(l, width)...)
+	}
+	d.offset = min(d.offset, max(len(all)-height, 0))
+	end := min(d.offset+height, len(all))
+	out := make([]string, 0, height)
+	for _, l := range all[d.offset:end] {
+		out = append(out, st.Tools.DetailBody.Render(l))
+	}
+	return out
+}
+
+func (m *Model) openToolDetail() tea.Cmd {
+	log := m.shown().Memory.ToolCalls
+	if len(log) == 0 {
+		return nil
+	}
+	i := m.tools.selected
+	if i < 0 || i >= len(log) {
+		i = len(log) - 1
+	}
+	c := log[i]
+	var body []string
+	body = append(body, "arguments:")
+	body = append(body, strings.Split(prettyJSON(c.Arguments), "\n")...)
+	switch {
+	case c.Approval == "requested" && !c.Finished():
+		body = append(body, "", "waiting for approval")
+	case !c.Finished():
+		body = append(body, "", "running (or stopped while running)")
+	default:
+		body = append(body, "", fmt.Sprintf("finished in %d ms", c.DurationMS))
+		if c.Error != "" {
+			body = append(body, "", "error:", inert(c.Error))
+		}
+		if c.Result != "" {
+			body = append(body, "", "result:")
+			body = append(body, strings.Split(inert(c.Result), "\n")...)
+		}
+	}
+	m.detail = detailView{title: fmt.Sprintf("%s %s · ↑/↓ PgUp/PgDn scroll · Esc back", c.Name, c.ID), body: body}
+	m.mode = modeToolDetail
+	return nil
+}
+
+func (m *Model) detailKey(key string) tea.Cmd {
+	switch key {
+	case "up", "k":
+		m.detail.scroll(-1)
+	case "down", "j":
+		m.detail.scroll(1)
+	case "pgup":
+		m.detail.scroll(-(m.lay.mainH - 3))
+	case "pgdown", "space":
+		m.detail.scroll(m.lay.mainH - 3)
+	case "home", "g":
+		m.detail.offset = 0
+	case "esc", "q", "enter":
+		m.mode = modeChat
+	}
+	return nil
+}
+
+func prettyJSON(s string) string {
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return inert(s)
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return inert(s)
+	}
+	return inert(string(b))
+}
+
+// approvalBox shows a gated call and exactly what it will do.
+func (m *Model) approvalBox(width, height int) []string {
+	a := m.approval
+	d := m.st.Dialog
+	inner := width - 2
+	head := []string{d.Title.Render(clip("Approve "+a.Tool+"?", inner))}
+	if a.Summary != "" {
+		head = append(head, d.Body.Render(clip(inert(a.Summary), inner)))
+	}
+	if a.Command != "" {
+		for _, l := range wrap("$ "+inert(a.Command), inner) {
+			head = append(head, d.Warning.Render(l))
+		}
+	}
+	if a.Path != "" {
+		head = append(head, d.Body.Render(clip("file: "+inert(a.Path), inner)))
+	}
+	head = append(head, "")
+	foot := []string{"", d.ButtonActive.Render(" a approve ") + " " + d.Button.Render(" s approve "+a.Tool+" for this session ") + " " +
+		d.Button.Render(" d deny ") + " " + d.Muted.Render("Esc cancels the task · ↑/↓ scroll")}
+	body := a.Diff
+	if body == "" && a.Command == "" {
+		body = prettyJSON(a.Args)
+	}
+	room := max(height-2-len(head)-len(foot), 1)
+	var mid []string
+	if body != "" {
+		m.detail.body = strings.Split(inert(body), "\n")
+		for _, l := range m.detail.lines(&m.st, inner, room) {
+			mid = append(mid, diffStyle(d, l))
+		}
+	}
+	content := append(append(head, mid...), block(nil, inner, room-len(mid))...)
+	content = append(content, foot...)
+	return frame("Approval", content, width, height, m.st.Pane.BorderFocused, m.st.Pane.TitleFocused)
+}
+
+// diffStyle colours a unified diff line by its first character.
+func diffStyle(d themes.DialogStyles, styled string) string {
+	plain := strings.TrimLeft(ansiStripForSelect(styled), " ")
+	switch {
+	case strings.HasPrefix(plain, "+++"), strings.HasPrefix(plain, "---"):
+		return d.Muted.Render(ansiStripForSelect(styled))
+	case strings.HasPrefix(plain, "+"):
+		return d.DiffAdd.Render(ansiStripForSelect(styled))
+	case strings.HasPrefix(plain, "-"):
+		return d.DiffDel.Render(ansiStripForSelect(styled))
+	case strings.HasPrefix(plain, "@@"):
+		return d.DiffHunk.Render(ansiStripForSelect(styled))
+	}
+	return d.DiffContext.Render(ansiStripForSelect(styled))
+}

@@ -1,0 +1,147 @@
+package tui
+
+import (
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"retrace/state"
+)
+
+// Driver is what the TUI asks of the rest of retrace. Methods that may
+// take time are called from commands, never from Update; those that start
+// work (Submit, Resume) return at once and report through messages sent
+// with the function given to Attach.
+type Driver interface {
+	// Attach gives the driver the way to send messages to the program. It
+	// is called once, before the program starts.
+	Attach(send func(tea.Msg))
+
+	// Session describes the open session.
+	Session() SessionInfo
+	// Head is the open session's state at its head.
+	Head() state.State
+
+	// Submit starts a task for a message. Progress comes as StateMsg,
+	// DeltaMsg, RetryMsg, NoticeMsg and ApprovalMsg; the end as TaskDoneMsg.
+	Submit(text string) error
+	// Resume carries on a task the session left unfinished.
+	Resume() error
+	// Cancel stops the running task; its TaskDoneMsg follows.
+	Cancel()
+	// Decide answers the pending ApprovalMsg.
+	Decide(d Decision)
+
+	// Path returns the versions from the root to version, with the event
+	// that made each, so the timeline can show any of them.
+	Path(version int) ([]Version, error)
+	// Tree returns every version's place in the version tree.
+	Tree() (Tree, error)
+	// Restore moves the head to version: the next message starts a new
+	// branch there, and the old branch stays.
+	Restore(version int) error
+
+	// Sessions lists the sessions, newest first.
+	Sessions() ([]SessionInfo, error)
+	// Open switches to a session (read-only if another process writes it).
+	Open(id string) error
+	// New starts a new session and switches to it.
+	New() error
+	// Delete removes a session other than the open one.
+	Delete(id string) error
+
+	// SetModel changes the model for the next requests.
+	SetModel(name string) error
+	// SaveTheme records the theme in the config file.
+	SaveTheme(name string) error
+	// Export writes the session as "md" or "json" to path (a default path
+	// when empty) and returns where it went.
+	Export(format, path string) (string, error)
+	// Compact summarises the older turns now.
+	Compact() error
+}
+
+// SessionInfo describes a session.
+type SessionInfo struct {
+	ID, Title, Model, Workspace string
+	Phase                       state.Phase
+	Head, Versions              int
+	Updated                     time.Time
+	Window                      int  // the model's context window in tokens
+	ReadOnly                    bool // another process writes it: nothing can be sent
+	Busy                        bool // (in lists) another process has it open
+	Demo                        bool // the model is retrace's scripted demo model
+}
+
+// Version is one version on a path, with the event that made it.
+type Version struct {
+	Version, Parent int
+	Event           state.Event
+	Phase           state.Phase // after the event
+}
+
+// Tree is the version tree of the open session.
+type Tree struct {
+	Head     int
+	Nodes    []TreeNode
+	Branches []Branch
+}
+
+// TreeNode is one version in the tree.
+type TreeNode struct {
+	Version, Parent, Branch int
+	Event                   state.EventKind
+	Phase                   state.Phase
+	At                      time.Time
+	Current                 bool // on the path from the root to the head
+}
+
+// Branch is a chain of versions.
+type Branch struct {
+	ID, Fork, First, Tip, Versions int
+	Current                        bool
+}
+
+// Decision answers an approval.
+type Decision struct {
+	Approve bool
+	Always  bool // this tool, for the rest of the session
+}
+
+// Messages the driver sends.
+
+// StateMsg carries the state after a checkpoint.
+type StateMsg struct{ State state.State }
+
+// DeltaMsg carries streamed text.
+type DeltaMsg struct {
+	Phase     state.Phase
+	Reasoning bool
+	Text      string
+}
+
+// RetryMsg says a model call is retried.
+type RetryMsg struct {
+	Text    string
+	Restart bool // the text streamed so far is void
+}
+
+// NoticeMsg is something worth telling the person.
+type NoticeMsg struct{ Text string }
+
+// TaskDoneMsg says the running task ended; Err is nil when it is done.
+type TaskDoneMsg struct{ Err error }
+
+// ApprovalMsg asks the person about a gated tool call. Answer with
+// Driver.Decide.
+type ApprovalMsg struct {
+	Tool    string
+	Summary string // one line: "run: go test ./..."
+	Command string // run_command
+	Path    string // write_file, edit_file
+	Diff    string // write_file, edit_file: unified diff
+	Args    string // the raw arguments, when nothing better can be shown
+}
+
+// SessionChangedMsg says the open session changed (opened, new, restored).
+type SessionChangedMsg struct{}

@@ -1,0 +1,134 @@
+package tui
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"retrace/state"
+)
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+// fakeDriver is a session in memory: a path of events, and a record of
+// what the TUI asked for.
+type fakeDriver struct {
+	mu        sync.Mutex
+	info      SessionInfo
+	versions  []Version
+	head      state.State
+	submitted []string
+	decided   []Decision
+	restored  []int
+	opened    []string
+	cancelled int
+	sessions  []SessionInfo
+	tree      Tree
+}
+
+// newFake builds a session from events; its head is the last.
+func newFake(events ...state.Event) *fakeDriver {
+	f := &fakeDriver{info: SessionInfo{ID: "3f2a9c1b0d4e5f67", Title: "fix the build", Model: "gpt-test", Window: 128000}}
+	b := state.NewBuilder(state.New(f.info.ID))
+	for i, ev := range events {
+		if ev.At.IsZero() {
+			ev.At = t0.Add(time.Duration(i) * time.Second)
+		}
+		if err := b.Apply(ev); err != nil {
+			panic(err)
+		}
+		b.SetVersion(i+1, i)
+		f.versions = append(f.versions, Version{Version: i + 1, Parent: i, Event: ev, Phase: b.Phase()})
+	}
+	f.head = b.State()
+	f.info.Head, f.info.Versions, f.info.Phase = f.head.Version, f.head.Version, f.head.Phase
+	f.tree = Tree{Head: f.head.Version, Branches: []Branch{{ID: 1, First: 1, Tip: f.head.Version, Versions: f.head.Version, Current: true}}}
+	f.sessions = []SessionInfo{f.info, {ID: "9b8c7d6e5f4a3b2c", Title: "other work", Phase: state.Done, Versions: 4, Updated: t0, Busy: true}}
+	return f
+}
+
+func (f *fakeDriver) Attach(func(tea.Msg))  {}
+func (f *fakeDriver) Session() SessionInfo  { f.mu.Lock(); defer f.mu.Unlock(); return f.info }
+func (f *fakeDriver) Head() state.State     { f.mu.Lock(); defer f.mu.Unlock(); return f.head }
+func (f *fakeDriver) Resume() error         { return nil }
+func (f *fakeDriver) Cancel()               { f.mu.Lock(); f.cancelled++; f.mu.Unlock() }
+func (f *fakeDriver) Tree() (Tree, error)   { return f.tree, nil }
+func (f *fakeDriver) SetModel(string) error { return nil }
+func (f *fakeDriver) SaveTheme(string) error {
+	return nil
+}
+func (f *fakeDriver) Export(format, path string) (string, error) { return "/tmp/x." + format, nil }
+func (f *fakeDriver) Compact() error                             { return nil }
+func (f *fakeDriver) New() error                                 { return nil }
+func (f *fakeDriver) Delete(string) error                        { return nil }
+func (f *fakeDriver) Sessions() ([]SessionInfo, error)           { return f.sessions, nil }
+
+func (f *fakeDriver) Submit(text string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.submitted = append(f.submitted, text)
+	return nil
+}
+
+func (f *fakeDriver) Decide(d Decision) { f.mu.Lock(); f.decided = append(f.decided, d); f.mu.Unlock() }
+
+func (f *fakeDriver) Path(version int) ([]Version, error) {
+	if version > len(f.versions) {
+		return nil, errors.New("no such version")
+	}
+	return f.versions[:version], nil
+}
+
+func (f *fakeDriver) Restore(v int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.restored = append(f.restored, v)
+	return nil
+}
+
+func (f *fakeDriver) Open(id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.opened = append(f.opened, id)
+	return nil
+}
+
+// A session that has everything to show: a plan half done, tool calls
+// finished, failed and running, notes, and an answer with a code block.
+func richSession() []state.Event {
+	user := func(s string) []state.Message { return []state.Message{{Role: state.RoleUser, Content: s}} }
+	asst := func(s string, calls ...state.ToolRequest) []state.Message {
+		return []state.Message{{Role: state.RoleAssistant, Content: s, ToolCalls: calls}}
+	}
+	call := func(id, name, args string) state.ToolRequest {
+		return state.ToolRequest{ID: id, Name: name, Arguments: args}
+	}
+	done := func(id, result string, ms int64) state.Event {
+		return state.Event{Kind: state.ToolFinished, Tool: &state.ToolCall{ID: id, Result: result, DurationMS: ms}}
+	}
+	return []state.Event{
+		{Kind: state.UserMessage, Messages: append([]state.Message{{Role: state.RoleSystem, Content: "You are retrace."}}, user("Why does `go build` fail?")...)},
+		{Kind: state.PlanSet, Plan: []state.Step{{Text: "Read main.go"}, {Text: "Run the build"}, {Text: "Fix the import"}}},
+		{Kind: state.StepStatus, Step: 0, Status: state.StepActive},
+		{Kind: state.AssistantMessage, Messages: asst("Let me read it.", call("c1", "read_file", `{"path":"main.go"}`))},
+		{Kind: state.ToolStarted, Tool: &state.ToolCall{ID: "c1"}},
+		done("c1", "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(greet())\n}\n", 3),
+		{Kind: state.NoteSet, NoteKey: "module", NoteValue: "greeter"},
+		{Kind: state.StepCompleted, Step: 0, Messages: asst("main.go calls `greet`, which is **not defined**:\n\n```go\nfmt.Println(greet())\n```")},
+		{Kind: state.Continue},
+		{Kind: state.StepStatus, Step: 1, Status: state.StepActive},
+		{Kind: state.AssistantMessage, Messages: asst("", call("c2", "run_command", `{"command":"go build ./..."}`))},
+		{Kind: state.ApprovalRequested, Tool: &state.ToolCall{ID: "c2"}},
+		{Kind: state.ApprovalGiven, Tool: &state.ToolCall{ID: "c2"}},
+		{Kind: state.ToolStarted, Tool: &state.ToolCall{ID: "c2"}},
+		{Kind: state.ToolFinished, Tool: &state.ToolCall{ID: "c2", Result: "./main.go:6:14: undefined: greet\n", Error: "exit status 1", DurationMS: 412}},
+	}
+}
+
+// plain strips styling, for assertions on what a person reads.
+func plain(s string) string { return stripANSI(s) }
+
+func lines(s string) []string { return strings.Split(s, "\n") }

@@ -1,0 +1,84 @@
+package tui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+
+	"retrace/themes"
+)
+
+// maxInputLines is the tallest the input grows before it scrolls.
+const maxInputLines = 6
+
+// input is the message box: multi-line, Enter sends (the root decides),
+// Alt+Enter or Shift+Enter breaks the line.
+type input struct {
+	st *themes.Styles
+	ta textarea.Model
+}
+
+func newInput(st *themes.Styles) input {
+	ta := textarea.New()
+	ta.ShowLineNumbers = false
+	ta.Prompt = ""
+	ta.CharLimit = 0 // a pasted log or file is allowed
+	ta.MaxHeight = 0
+	ta.Placeholder = "Message retrace · Enter sends · Alt+Enter new line · / commands · ? help"
+	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "shift+enter", "ctrl+j"))
+	in := input{st: st, ta: ta}
+	in.restyle()
+	return in
+}
+
+func (in *input) restyle() {
+	if in.st == nil {
+		return
+	}
+	s := in.ta.Styles()
+	for _, state := range []*textarea.StyleState{&s.Focused, &s.Blurred} {
+		state.Base = in.st.Input.Text
+		state.Text = in.st.Input.Text
+		state.Placeholder = in.st.Input.Placeholder
+		state.CursorLine = in.st.Input.Text
+		state.EndOfBuffer = in.st.Input.Placeholder
+		state.Prompt = in.st.Input.Prompt
+	}
+	// A blinking cursor would make every frame differ; it is drawn steady.
+	s.Cursor.Blink = false
+	in.ta.SetStyles(s)
+}
+
+func (in *input) Focus() tea.Cmd { return in.ta.Focus() }
+
+func (in *input) Update(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	in.ta, cmd = in.ta.Update(msg)
+	return cmd
+}
+
+func (in *input) Value() string     { return in.ta.Value() }
+func (in *input) SetValue(s string) { in.ta.SetValue(s) }
+func (in *input) Reset()            { in.ta.Reset() }
+func (in *input) Insert(s string)   { in.ta.InsertString(s) }
+
+// Lines is how many lines the text needs, within bounds.
+func (in *input) Lines() int {
+	return min(max(strings.Count(in.ta.Value(), "\n")+1, 1), maxInputLines)
+}
+
+// Render draws the box width×height.
+func (in *input) Render(width, height int, focused, readOnly bool, title string) []string {
+	border := in.st.Input.Border
+	if focused {
+		border = in.st.Input.BorderFocused
+	}
+	if readOnly {
+		return frame(title, []string{in.st.Input.ReadOnly.Render("read-only: another retrace process is writing this session")}, width, height, border, in.st.Pane.Title)
+	}
+	in.ta.SetWidth(max(width-2, 1))
+	in.ta.SetHeight(max(height-2, 1))
+	return frame(title, strings.Split(in.ta.View(), "\n"), width, height, border, in.st.Pane.Title)
+}

@@ -1,0 +1,220 @@
+package tui
+
+import (
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"retrace/state"
+	"retrace/themes"
+)
+
+// Options tune the model.
+type Options struct {
+	// Palette is the starting theme.
+	Palette themes.Palette
+	// Now is the clock for "time in phase"; tests fix it.
+	Now func() time.Time
+	// Editor is the command for writing a long prompt ($EDITOR).
+	Editor string
+}
+
+// mode is what the keyboard drives.
+type mode int
+
+const (
+	modeChat mode = iota
+	modeTimeline
+	modeTree
+	modeSessions
+	modeHelp
+	modeToolDetail
+)
+
+// focus is which pane of the chat mode takes the arrow keys.
+type focus int
+
+const (
+	focusInput focus = iota
+	focusTools
+)
+
+// Model is the TUI: the only tea.Model.
+type Model struct {
+	d       Driver
+	opts    Options
+	palette themes.Palette
+	st      themes.Styles
+
+	width, height int
+	lay           layout
+
+	mode  mode
+	focus focus
+	tab   int // narrow layouts: which pane the tabs show
+
+	session SessionInfo
+	head    state.State
+	since   time.Time // when the head's phase began
+	running bool
+
+	conv     *conversation
+	tools    toolList
+	input    input
+	approval *ApprovalMsg
+	confirm  *confirmation
+	timeline *timeline
+	sessions *sessionList
+	detail   detailView
+	notice   string
+	errText  string // the last failure to show in the status line
+	lastSent string // for retry
+	quitting bool
+}
+
+// New returns the model for a driver with a session open.
+func New(d Driver, opts Options) *Model {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	m := &Model{d: d, opts: opts}
+	m.setPalette(opts.Palette)
+	m.conv = newConversation(&m.st)
+	m.input = newInput(&m.st)
+	m.input.Focus() // the cursor does not blink, so the command it returns is not needed
+	m.tools.selected = -1
+	m.loadSession()
+	return m
+}
+
+// setPalette switches the theme, live.
+func (m *Model) setPalette(p themes.Palette) {
+	m.palette = p
+	m.st = p.Styles()
+	m.input.restyle()
+}
+
+// loadSession takes the driver's open session as the one shown.
+func (m *Model) loadSession() {
+	m.session = m.d.Session()
+	m.setHead(m.d.Head())
+	m.conv.cache = map[int]rendered{}
+	m.conv.Bottom()
+	m.tools.selected = -1
+}
+
+func (m *Model) setHead(s state.State) {
+	if s.Phase != m.head.Phase || s.SessionID != m.head.SessionID {
+		m.since = m.opts.Now()
+	}
+	m.head = s
+	m.session.Head, m.session.Phase = s.Version, s.Phase
+	m.session.Versions = max(m.session.Versions, s.Version)
+	if m.timeline == nil {
+		m.showState(s)
+	}
+}
+
+// showState puts a state in the panes: the head, or a version from the
+// timeline.
+func (m *Model) showState(s state.State) {
+	m.conv.SetHistory(s.History)
+	m.conv.SetError("")
+	if s.Phase == state.Error {
+		m.conv.SetError(s.ErrorMessage)
+	}
+}
+
+// shown is the state the panes show.
+func (m *Model) shown() state.State {
+	if m.timeline != nil {
+		return m.timeline.current()
+	}
+	return m.head
+}
+
+// Init starts, for a session left mid-task, the task again.
+func (m *Model) Init() tea.Cmd {
+	var cmds []tea.Cmd
+	if m.head.Phase.Active() && !m.session.ReadOnly {
+		m.running = true
+		cmds = append(cmds, m.run(m.d.Resume))
+	}
+	return tea.Batch(cmds...)
+}
+
+// Update routes each message to its handler.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		return m, m.handleResize(msg)
+	case tea.KeyPressMsg:
+		return m, m.handleKey(msg)
+	case tea.PasteMsg:
+		return m, m.handlePaste(msg)
+	case tea.MouseWheelMsg:
+		return m, m.handleWheel(msg)
+	case StateMsg:
+		return m, m.handleState(msg)
+	case DeltaMsg:
+		return m, m.handleDelta(msg)
+	case RetryMsg:
+		return m, m.handleRetry(msg)
+	case NoticeMsg:
+		return m, m.handleNotice(msg.Text)
+	case TaskDoneMsg:
+		return m, m.handleTaskDone(msg)
+	case ApprovalMsg:
+		return m, m.handleApproval(msg)
+	case SessionChangedMsg:
+		return m, m.handleSessionChanged()
+	case restoredMsg:
+		return m, m.handleRestored(msg)
+	case pathMsg:
+		return m, m.handlePath(msg)
+	case treeMsg:
+		return m, m.handleTree(msg)
+	case sessionsMsg:
+		return m, m.handleSessions(msg)
+	case errMsg:
+		return m, m.handleNotice("error: " + msg.err.Error())
+	case editorMsg:
+		return m, m.handleEditor(msg)
+	case tickMsg:
+		return m, m.handleTick()
+	}
+	return m, m.input.Update(msg)
+}
+
+// Messages the model sends itself.
+type (
+	pathMsg struct {
+		versions []Version
+		select_  int
+		err      error
+	}
+	treeMsg struct {
+		tree Tree
+		err  error
+	}
+	sessionsMsg struct {
+		list []SessionInfo
+		err  error
+	}
+	errMsg    struct{ err error }
+	editorMsg struct {
+		text string
+		err  error
+	}
+	tickMsg struct{}
+)
+
+// run calls a driver method in a command, reporting its error.
+func (m *Model) run(fn func() error) tea.Cmd {
+	return func() tea.Msg {
+		if err := fn(); err != nil {
+			return errMsg{err}
+		}
+		return nil
+	}
+}

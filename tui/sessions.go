@@ -1,0 +1,177 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"retrace/themes"
+)
+
+// sessionList is the sessions dialog: type to filter, Enter resumes, d
+// deletes (after a question), n starts a new session.
+type sessionList struct {
+	all    []SessionInfo
+	filter string
+	sel    int
+}
+
+func (l *sessionList) visible() []SessionInfo {
+	if l.filter == "" {
+		return l.all
+	}
+	f := strings.ToLower(l.filter)
+	var out []SessionInfo
+	for _, s := range l.all {
+		if strings.Contains(strings.ToLower(s.Title), f) || strings.HasPrefix(s.ID, f) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (l *sessionList) selected() (SessionInfo, bool) {
+	v := l.visible()
+	if l.sel < 0 || l.sel >= len(v) {
+		return SessionInfo{}, false
+	}
+	return v[l.sel], true
+}
+
+func (m *Model) openSessions() tea.Cmd {
+	return func() tea.Msg {
+		list, err := m.d.Sessions()
+		return sessionsMsg{list: list, err: err}
+	}
+}
+
+func (m *Model) handleSessions(msg sessionsMsg) tea.Cmd {
+	if msg.err != nil {
+		m.notice = "sessions: " + msg.err.Error()
+		return nil
+	}
+	filter := ""
+	if m.sessions != nil && m.mode == modeSessions {
+		filter = m.sessions.filter
+	}
+	m.sessions = &sessionList{all: msg.list, filter: filter}
+	m.mode = modeSessions
+	return nil
+}
+
+func (m *Model) sessionsKey(k tea.KeyPressMsg) tea.Cmd {
+	l := m.sessions
+	switch key := k.String(); {
+	case key == "esc":
+		m.mode = modeChat
+	case key == "up":
+		l.sel = max(l.sel-1, 0)
+	case key == "down":
+		l.sel = min(l.sel+1, max(len(l.visible())-1, 0))
+	case key == "enter":
+		if s, ok := l.selected(); ok {
+			return m.openSession(s.ID)
+		}
+	case key == "ctrl+n" || (key == "n" && l.filter == ""):
+		return m.newSession()
+	case key == "ctrl+d" || (key == "d" && l.filter == ""):
+		return m.askDelete()
+	case key == "backspace":
+		if l.filter != "" {
+			l.filter = l.filter[:len(l.filter)-1]
+			l.sel = 0
+		}
+	case len(k.Text) > 0:
+		l.filter += k.Text
+		l.sel = 0
+	}
+	return nil
+}
+
+func (m *Model) openSession(id string) tea.Cmd {
+	if m.running {
+		m.notice = "the agent is working; Esc cancels it before you switch"
+		return nil
+	}
+	return func() tea.Msg {
+		if err := m.d.Open(id); err != nil {
+			return errMsg{err}
+		}
+		return SessionChangedMsg{}
+	}
+}
+
+func (m *Model) newSession() tea.Cmd {
+	if m.running {
+		m.notice = "the agent is working; Esc cancels it before a new session"
+		return nil
+	}
+	return func() tea.Msg {
+		if err := m.d.New(); err != nil {
+			return errMsg{err}
+		}
+		return SessionChangedMsg{}
+	}
+}
+
+func (m *Model) askDelete() tea.Cmd {
+	s, ok := m.sessions.selected()
+	if !ok {
+		return nil
+	}
+	if s.ID == m.session.ID {
+		m.notice = "this session is open; open another one before deleting it"
+		return nil
+	}
+	m.confirm = &confirmation{
+		question: fmt.Sprintf("Delete session %s %q and all its %d versions? (y/n)", short(s.ID), clip(s.Title, 30), s.Versions),
+		yes: func() tea.Cmd {
+			return func() tea.Msg {
+				if err := m.d.Delete(s.ID); err != nil {
+					return errMsg{err}
+				}
+				list, err := m.d.Sessions()
+				return sessionsMsg{list: list, err: err}
+			}
+		},
+	}
+	return nil
+}
+
+// lines renders the list in width×height.
+func (l *sessionList) lines(st *themes.Styles, width, height int) []string {
+	s := st.Sessions
+	filter := "type to filter"
+	if l.filter != "" {
+		filter = "filter: " + l.filter
+	}
+	out := []string{s.Filter.Render(filter) + s.Meta.Render("  ·  Enter open · n new · d delete · Esc back"), ""}
+	vis := l.visible()
+	if len(vis) == 0 {
+		return append(out, s.Meta.Render("no sessions match"))
+	}
+	room := max(height-len(out), 1)
+	first := min(max(l.sel-room/2, 0), max(len(vis)-room, 0))
+	for i := first; i < len(vis) && len(out) < height; i++ {
+		x := vis[i]
+		busy := ""
+		if x.Busy {
+			busy = "  in use elsewhere (opens read-only)"
+		}
+		meta := fmt.Sprintf("  %-17s %3d versions  %s%s", x.Phase, x.Versions, x.Updated.Local().Format("2006-01-02 15:04"), busy)
+		title := clip(inert(x.Title), max(width-visibleWidth(meta)-12, 8))
+		line := fmt.Sprintf("%s  %s", short(x.ID), title)
+		style := s.Row
+		mark := "  "
+		if i == l.sel {
+			style, mark = s.Selected, "▸ "
+		}
+		row := style.Render(mark+line) + s.Meta.Render(meta)
+		if x.Busy {
+			row = style.Render(mark+line) + s.Busy.Render(meta)
+		}
+		out = append(out, row)
+	}
+	return out
+}

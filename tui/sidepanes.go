@@ -1,0 +1,160 @@
+package tui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"retrace/state"
+	"retrace/themes"
+)
+
+// The side panes draw parts of one state. They hold nothing but their
+// selection; the root passes the state to show (the head, or a version
+// from the timeline).
+
+// phaseLines shows the phase: a badge, the iteration, how long it has
+// lasted, and for an error what happened and what to do.
+func phaseLines(st *themes.Styles, s state.State, since, now time.Time, width int) []string {
+	p := st.Phase
+	badge := p.Badge(s.Phase.String()).Render(strings.ReplaceAll(s.Phase.String(), "_", " "))
+	line := badge
+	if s.Phase.Active() || s.Iteration > 0 {
+		line += " " + p.Detail.Render(fmt.Sprintf("iteration %d", s.Iteration))
+	}
+	out := []string{line}
+	if !since.IsZero() && s.Phase.Active() {
+		out = append(out, p.Detail.Render("for "+roundDuration(now.Sub(since))))
+	}
+	if s.Phase == state.Error && s.ErrorMessage != "" {
+		for _, l := range wrap(inert(s.ErrorMessage), width) {
+			out = append(out, st.Chat.Error.Render(l))
+		}
+		out = append(out, p.Detail.Render("ctrl+r retries the last message"))
+	}
+	return out
+}
+
+func roundDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return "<1s"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	}
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// planLines shows the goal and each step with its status.
+func planLines(st *themes.Styles, s state.State, width int) []string {
+	p := st.Plan
+	if len(s.Memory.Plan) == 0 {
+		if s.Memory.CurrentGoal == "" {
+			return []string{p.Pending.Render("no plan yet")}
+		}
+		return []string{p.Pending.Render("no plan: " + clip(inert(s.Memory.CurrentGoal), width-9))}
+	}
+	var out []string
+	for _, step := range s.Memory.Plan {
+		mark, style := "·", p.Pending
+		switch step.Status {
+		case state.StepActive:
+			mark, style = "▸", p.Active
+		case state.StepDone:
+			mark, style = "✓", p.Done
+		case state.StepFailed:
+			mark, style = "✗", p.Failed
+		case state.StepSkipped:
+			mark, style = "–", p.Skipped
+		}
+		for i, l := range wrap(inert(step.Text), width-2) {
+			prefix := "  "
+			if i == 0 {
+				prefix = p.Marker.Render(mark) + " "
+			}
+			out = append(out, prefix+style.Render(l))
+		}
+	}
+	return out
+}
+
+// toolList is the tool log pane: one line per call, newest last, with a
+// selection when focused.
+type toolList struct {
+	selected int // index into the log; -1 follows the newest
+}
+
+func (t *toolList) lines(st *themes.Styles, log []state.ToolCall, width, height int, focused bool) []string {
+	if len(log) == 0 {
+		return []string{st.Tools.Args.Render("no tool calls yet")}
+	}
+	sel := t.selected
+	if sel < 0 || sel >= len(log) {
+		sel = len(log) - 1
+	}
+	first := max(0, len(log)-height)
+	if sel < first {
+		first = sel
+	} else if sel >= first+height {
+		first = sel - height + 1
+	}
+	var out []string
+	for i := first; i < len(log) && len(out) < height; i++ {
+		line := toolLine(st, log[i], width)
+		if focused && i == sel {
+			line = st.Tools.Selected.Render(fit(ansiStripForSelect(line), width))
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// Move changes the selection by n within a log of size len.
+func (t *toolList) Move(n, size int) {
+	if size == 0 {
+		return
+	}
+	if t.selected < 0 || t.selected >= size {
+		t.selected = size - 1
+	}
+	t.selected = min(max(t.selected+n, 0), size-1)
+}
+
+func toolLine(st *themes.Styles, c state.ToolCall, width int) string {
+	s := st.Tools
+	icon, style, dur := "…", s.Running, ""
+	switch {
+	case c.Approval == state.AwaitingDecision:
+		icon, style = "?", s.Waiting
+	case c.Approval == state.Denied:
+		icon, style = "⊘", s.Denied
+	case c.Finished() && c.Error != "":
+		icon, style = "✗", s.Failed
+	case c.Finished():
+		icon, style = "✓", s.OK
+	}
+	if c.Finished() && c.Approval != state.Denied {
+		dur = " " + s.Duration.Render(fmt.Sprintf("%dms", c.DurationMS))
+	}
+	head := style.Render(icon) + " " + s.Name.Render(c.Name)
+	room := width - visibleWidth(head) - visibleWidth(dur) - 1
+	return head + " " + s.Args.Render(clip(inert(c.Arguments), max(room, 1))) + dur
+}
+
+// noteLines shows the notes, sorted by key.
+func noteLines(st *themes.Styles, notes map[string]string, width int) []string {
+	if len(notes) == 0 {
+		return []string{st.Notes.Value.Render("no notes")}
+	}
+	keys := make([]string, 0, len(notes))
+	for k := range notes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		out = append(out, st.Notes.Key.Render(clip(inert(k), width/2))+" "+st.Notes.Value.Render(clip(inert(notes[k]), width-visibleWidth(k)-1)))
+	}
+	return out
+}

@@ -1,0 +1,351 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"retrace/state"
+	"retrace/themes"
+)
+
+// snapEvery is how far apart the timeline keeps whole states: showing any
+// version replays at most this many events from the nearest one, so a step
+// costs the same at version 10,000 as at version 10.
+const snapEvery = 32
+
+// timeline is the path of versions from the root to a branch's tip, one
+// of which the panes show.
+type timeline struct {
+	session  string
+	versions []Version
+	snaps    []state.State // snaps[k] is the state at position k*snapEvery
+	pos      int           // position: 0 is version 0, i is versions[i-1]
+	branch   int
+	tree     Tree
+	treeSel  int
+	memoPos  int
+	memo     state.State
+}
+
+// newTimeline folds the path once, keeping a state every snapEvery events.
+func newTimeline(session string, versions []Version, branch int) (*timeline, error) {
+	t := &timeline{session: session, versions: versions, branch: branch, memoPos: -1}
+	b := state.NewBuilder(state.New(session))
+	t.snaps = append(t.snaps, b.State())
+	for i, v := range versions {
+		if err := b.Apply(v.Event); err != nil {
+			return nil, fmt.Errorf("version %d does not replay: %w", v.Version, err)
+		}
+		b.SetVersion(v.Version, v.Parent)
+		if (i+1)%snapEvery == 0 {
+			t.snaps = append(t.snaps, b.State())
+		}
+	}
+	t.pos = len(versions)
+	return t, nil
+}
+
+// current is the state at the selected position.
+func (t *timeline) current() state.State {
+	if t.memoPos == t.pos {
+		return t.memo
+	}
+	k := t.pos / snapEvery
+	s := t.snaps[k]
+	if rest := t.versions[k*snapEvery : t.pos]; len(rest) > 0 {
+		b := state.NewBuilder(s)
+		for _, v := range rest {
+			_ = b.Apply(v.Event) // every event replayed when the timeline was built
+			b.SetVersion(v.Version, v.Parent)
+		}
+		s = b.State()
+	}
+	t.memoPos, t.memo = t.pos, s
+	return s
+}
+
+// step moves by n positions.
+func (t *timeline) step(n int) { t.pos = min(max(t.pos+n, 0), len(t.versions)) }
+
+// turn moves to the previous (dir<0) or next user message.
+func (t *timeline) turn(dir int) {
+	for p := t.pos + dir; p >= 0 && p <= len(t.versions); p += dir {
+		if p == 0 || t.versions[p-1].Event.Kind == state.UserMessage {
+			t.pos = p
+			return
+		}
+	}
+	if dir > 0 {
+		t.pos = len(t.versions)
+	}
+}
+
+func (m *Model) openTimeline() tea.Cmd {
+	m.notice = "loading the timeline…"
+	head := m.head.Version
+	return func() tea.Msg {
+		vs, err := m.d.Path(head)
+		return pathMsg{versions: vs, select_: head, err: err}
+	}
+}
+
+func (m *Model) handlePath(msg pathMsg) tea.Cmd {
+	if msg.err != nil {
+		m.notice = "timeline: " + msg.err.Error()
+		return nil
+	}
+	branch := 0
+	if m.timeline != nil {
+		branch = m.timeline.branch
+	}
+	t, err := newTimeline(m.session.ID, msg.versions, branch)
+	if err != nil {
+		m.notice = "timeline: " + err.Error()
+		return nil
+	}
+	m.timeline, m.mode, m.notice = t, modeTimeline, ""
+	for i, v := range t.versions {
+		if v.Version == msg.select_ {
+			t.pos = i + 1
+		}
+	}
+	m.relayout()
+	m.showState(t.current())
+	return m.loadTree()
+}
+
+func (m *Model) loadTree() tea.Cmd {
+	return func() tea.Msg {
+		tree, err := m.d.Tree()
+		return treeMsg{tree: tree, err: err}
+	}
+}
+
+func (m *Model) handleTree(msg treeMsg) tea.Cmd {
+	if msg.err != nil || m.timeline == nil {
+		return nil
+	}
+	t := m.timeline
+	t.tree = msg.tree
+	if t.branch == 0 {
+		for _, b := range msg.tree.Branches {
+			if b.Current {
+				t.branch = b.ID
+			}
+		}
+	}
+	for i, b := range msg.tree.Branches {
+		if b.ID == t.branch {
+			t.treeSel = i
+		}
+	}
+	return nil
+}
+
+func (m *Model) closeTimeline() {
+	m.timeline = nil
+	m.mode = modeChat
+	m.relayout()
+	m.showState(m.head)
+}
+
+func (m *Model) timelineKey(key string) tea.Cmd {
+	t := m.timeline
+	switch key {
+	case "left", "h":
+		t.step(-1)
+	case "right", "l":
+		t.step(1)
+	case "shift+left", "H":
+		t.turn(-1)
+	case "shift+right", "L":
+		t.turn(1)
+	case "home", "g":
+		t.pos = 0
+	case "end", "G":
+		t.pos = len(t.versions)
+	case "b":
+		m.mode = modeTree
+		m.relayout()
+		return nil
+	case "enter":
+		return m.restore(t.current().Version)
+	case "esc", "q", "ctrl+t":
+		m.closeTimeline()
+		return nil
+	case "?", "f1":
+		m.mode = modeHelp
+		return nil
+	default:
+		return nil
+	}
+	m.showState(t.current())
+	return nil
+}
+
+// restore moves the head to a version; the panes follow.
+func (m *Model) restore(v int) tea.Cmd {
+	if m.running {
+		m.notice = "the agent is working; Esc cancels it before a restore"
+		return nil
+	}
+	if m.session.ReadOnly {
+		m.notice = "read-only: another retrace process writes this session"
+		return nil
+	}
+	return func() tea.Msg {
+		if err := m.d.Restore(v); err != nil {
+			return errMsg{err}
+		}
+		return restoredMsg{version: v}
+	}
+}
+
+// restoredMsg says the head moved to version. Unlike opening a session, a
+// restore never carries on a task by itself: the person went back to
+// decide again.
+type restoredMsg struct{ version int }
+
+func (m *Model) handleRestored(msg restoredMsg) tea.Cmd {
+	m.timeline = nil
+	m.mode = modeChat
+	m.errText = ""
+	m.loadSession()
+	m.relayout()
+	m.notice = fmt.Sprintf("restored v%d: the next message starts a new branch; the old one stays in the timeline", msg.version)
+	if m.head.Phase.Active() {
+		m.notice = fmt.Sprintf("restored v%d, in the middle of a task (%s): ctrl+r carries it on; a new message interrupts it", msg.version, m.head.Phase)
+	}
+	return nil
+}
+
+func (m *Model) treeKey(key string) tea.Cmd {
+	t := m.timeline
+	switch key {
+	case "up", "k":
+		t.treeSel = max(t.treeSel-1, 0)
+	case "down", "j":
+		t.treeSel = min(t.treeSel+1, max(len(t.tree.Branches)-1, 0))
+	case "enter":
+		if len(t.tree.Branches) == 0 {
+			return nil
+		}
+		b := t.tree.Branches[t.treeSel]
+		t.branch = b.ID
+		m.mode = modeTimeline
+		return func() tea.Msg {
+			vs, err := m.d.Path(b.Tip)
+			return pathMsg{versions: vs, select_: b.Tip, err: err}
+		}
+	case "esc", "b", "q":
+		m.mode = modeTimeline
+		m.relayout()
+	}
+	return nil
+}
+
+// timelineBanner is two lines over the panes: which version is shown,
+// and what it changed.
+func (m *Model) timelineBanner() []string {
+	t := m.timeline
+	s := t.current()
+	head := ""
+	if s.Version == m.head.Version {
+		head = " (the head)"
+	}
+	banner := fmt.Sprintf(" Viewing v%d of %d%s · branch %d · ←/→ version · shift+←/→ turn · b branches · Enter restore · Esc back ",
+		s.Version, m.session.Versions, head, t.branch)
+	change := "v0: the empty session"
+	if t.pos > 0 {
+		v := t.versions[t.pos-1]
+		change = fmt.Sprintf("v%d: %s", v.Version, describe(v.Event, v.Phase))
+	}
+	return []string{fit(m.st.Timeline.Banner.Render(banner), m.width), fit(m.st.Timeline.Change.Render(clip(inert(change), m.width)), m.width)}
+}
+
+// describe says in a line what an event changed.
+func describe(ev state.Event, phase state.Phase) string {
+	first := func(ms []state.Message) string {
+		for _, msg := range ms {
+			if msg.Content != "" {
+				return msg.Content
+			}
+		}
+		return ""
+	}
+	var what string
+	switch ev.Kind {
+	case state.UserMessage:
+		what = "you said: " + first(ev.Messages)
+	case state.AssistantMessage:
+		what = "the model replied"
+		var calls []string
+		for _, msg := range ev.Messages {
+			for _, c := range msg.ToolCalls {
+				calls = append(calls, c.Name)
+			}
+		}
+		if len(calls) > 0 {
+			what += ", calling " + strings.Join(calls, ", ")
+		}
+	case state.PlanSet:
+		what = fmt.Sprintf("plan set: %d steps", len(ev.Plan))
+	case state.ToolStarted, state.ApprovalRequested, state.ApprovalGiven:
+		what = fmt.Sprintf("%s %s", ev.Kind, ev.Tool.ID)
+	case state.ToolFinished:
+		what = "tool finished " + ev.Tool.ID
+		if ev.Tool.Error != "" {
+			what += " with an error: " + ev.Tool.Error
+		}
+	case state.ApprovalDenied:
+		what = "approval denied for " + ev.Tool.ID
+	case state.NoteSet:
+		what = "note " + ev.NoteKey + " = " + ev.NoteValue
+	case state.StepStatus:
+		what = fmt.Sprintf("step %d is %s", ev.Step+1, ev.Status)
+	case state.StepCompleted:
+		what = fmt.Sprintf("step %d completed", ev.Step+1)
+	case state.Answered:
+		what = "answered: " + first(ev.Messages)
+	case state.Failed:
+		what = "failed: " + ev.Text
+	case state.Interrupted:
+		what = "interrupted"
+	case state.Summarized:
+		what = fmt.Sprintf("older turns summarised (%d messages)", ev.Through)
+	default:
+		what = ev.Kind.String()
+	}
+	return fmt.Sprintf("%s → %s", what, phase)
+}
+
+// treeLines lists the branches, the selected one marked.
+func (t *timeline) treeLines(st *themes.Styles, width, height int) []string {
+	s := st.Timeline
+	out := []string{s.Node.Render("Branches: ↑/↓ choose · Enter opens it in the timeline · Esc back"), ""}
+	for i, b := range t.tree.Branches {
+		from := "the root"
+		if b.Fork > 0 {
+			from = fmt.Sprintf("v%d", b.Fork)
+		}
+		line := fmt.Sprintf("branch %d   v%d..v%d   from %s   %d versions", b.ID, b.First, b.Tip, from, b.Versions)
+		style := s.Branch
+		if b.Current {
+			line += "   (head)"
+			style = s.BranchCurrent
+		}
+		mark := "  "
+		if i == t.treeSel {
+			mark = "▸ "
+			style = s.NodeSelected
+		}
+		out = append(out, style.Render(mark+cut(line, width-2)))
+	}
+	if len(out) > height {
+		start := min(max(t.treeSel+2-height/2, 0), len(out)-height)
+		out = out[start : start+height]
+	}
+	return out
+}

@@ -1,0 +1,210 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// View draws the whole screen.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.Render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "retrace " + short(m.session.ID)
+	return v
+}
+
+// Render is the screen as text, exactly width×height cells.
+func (m *Model) Render() string {
+	if m.width <= 0 || m.height <= 0 {
+		return "starting retrace…"
+	}
+	var lines []string
+	if m.timeline != nil && m.mode != modeTree {
+		lines = append(lines, m.timelineBanner()...)
+	}
+	lines = append(lines, m.mainLines()...)
+	title := ""
+	if m.timeline != nil {
+		title = "input (Esc returns to the head first)"
+	}
+	lines = append(lines, m.input.Render(m.width, m.lay.inputH, m.focus == focusInput && m.mode == modeChat && m.approval == nil,
+		m.session.ReadOnly, title)...)
+	lines = append(lines, m.statusLine())
+	return m.st.App.Render(strings.Join(block(lines, m.width, m.height), "\n"))
+}
+
+// mainLines is the area above the input: the panes, or what a mode puts
+// in their place.
+func (m *Model) mainLines() []string {
+	h, w := m.lay.mainH, m.width
+	switch {
+	case m.mode == modeHelp:
+		return frame("Keys", m.helpLines(w-2), w, h, m.st.Pane.BorderFocused, m.st.Pane.TitleFocused)
+	case m.mode == modeSessions && m.sessions != nil:
+		return frame("Sessions", m.sessions.lines(&m.st, w-2, h-2), w, h, m.st.Pane.BorderFocused, m.st.Pane.TitleFocused)
+	case m.mode == modeTree && m.timeline != nil:
+		return frame("Version tree", m.timeline.treeLines(&m.st, w-2, h-2), w, h, m.st.Pane.BorderFocused, m.st.Pane.TitleFocused)
+	case m.mode == modeToolDetail:
+		return frame(m.detail.title, m.detail.lines(&m.st, w-2, h-2), w, h, m.st.Pane.BorderFocused, m.st.Pane.TitleFocused)
+	case m.approval != nil && !m.lay.wide:
+		return m.approvalBox(w, h)
+	}
+	if !m.lay.wide {
+		return m.narrowLines(w, h)
+	}
+	left := m.conversationBox(m.lay.convW, h)
+	if m.approval != nil {
+		left = m.approvalBox(m.lay.convW, h)
+	}
+	return joinColumns(left, m.sideColumn(m.lay.sideW))
+}
+
+func (m *Model) conversationBox(w, h int) []string {
+	title := "Conversation"
+	if m.timeline != nil {
+		title = fmt.Sprintf("Conversation at v%d", m.timeline.current().Version)
+	} else if m.conv.offset > 0 {
+		title = "Conversation (scrolled up; End follows)"
+	}
+	return frame(title, m.conv.Render(w-2, h-2), w, h, m.st.Pane.Border, m.st.Pane.Title)
+}
+
+func (m *Model) sideColumn(w int) []string {
+	s := m.shown()
+	p := m.st.Pane
+	toolBorder, toolTitle := p.Border, p.Title
+	if m.focus == focusTools {
+		toolBorder, toolTitle = p.BorderFocused, p.TitleFocused
+	}
+	var out []string
+	out = append(out, frame("Phase", phaseLines(&m.st, s, m.since, m.opts.Now(), w-2), w, m.lay.phaseH, p.Border, p.Title)...)
+	out = append(out, frame("Plan", planLines(&m.st, s, w-2), w, m.lay.planH, p.Border, p.Title)...)
+	out = append(out, frame(fmt.Sprintf("Tools (%d)", len(s.Memory.ToolCalls)),
+		m.tools.lines(&m.st, s.Memory.ToolCalls, w-2, m.lay.toolsH-2, m.focus == focusTools), w, m.lay.toolsH, toolBorder, toolTitle)...)
+	out = append(out, frame("Notes", noteLines(&m.st, s.Memory.Notes, w-2), w, m.lay.notesH, p.Border, p.Title)...)
+	return out
+}
+
+// narrowLines shows one pane at a time behind tabs, with the phase in
+// the tab bar.
+func (m *Model) narrowLines(w, h int) []string {
+	s := m.shown()
+	var bar strings.Builder
+	for i, t := range tabs {
+		style := m.st.Pane.Tab
+		if i == m.tab {
+			style = m.st.Pane.TabActive
+		}
+		bar.WriteString(style.Render(" " + t + " "))
+	}
+	bar.WriteString(" " + m.st.Phase.Badge(s.Phase.String()).Render(strings.ReplaceAll(s.Phase.String(), "_", " ")))
+	out := []string{fit(bar.String(), w)}
+	ph := h - 1
+	switch m.tab {
+	case 1:
+		out = append(out, frame("Plan", planLines(&m.st, s, w-2), w, ph, m.st.Pane.Border, m.st.Pane.Title)...)
+	case 2:
+		out = append(out, frame(fmt.Sprintf("Tools (%d)", len(s.Memory.ToolCalls)),
+			m.tools.lines(&m.st, s.Memory.ToolCalls, w-2, ph-2, m.focus == focusTools), w, ph, m.st.Pane.BorderFocused, m.st.Pane.TitleFocused)...)
+	case 3:
+		lines := append(phaseLines(&m.st, s, m.since, m.opts.Now(), w-2), "")
+		lines = append(lines, noteLines(&m.st, s.Memory.Notes, w-2)...)
+		out = append(out, frame("Phase and notes", lines, w, ph, m.st.Pane.Border, m.st.Pane.Title)...)
+	default:
+		out = append(out, m.conversationBox(w, ph)...)
+	}
+	return out
+}
+
+// statusLine: session, version and branch, model, tokens, and the keys
+// that matter now (or the last notice). When the line is too narrow the
+// least needed parts go first: the title, then the model.
+func (m *Model) statusLine() string {
+	s := m.st.Status
+	ver := fmt.Sprintf("v%d/%d", m.head.Version, m.session.Versions)
+	if m.timeline != nil {
+		ver = fmt.Sprintf("v%d/%d", m.timeline.current().Version, m.session.Versions)
+	}
+	model := s.Model.Render(clip(m.session.Model, 24))
+	if m.session.Demo {
+		model = s.Demo.Render("demo model")
+	}
+	title := ""
+	if m.session.Title != "" {
+		title = s.Title.Render(clip(inert(m.session.Title), 24))
+	}
+	right := m.keyHint()
+	if m.errText != "" {
+		right = s.Error.Render(clip(m.errText, max(m.width/2, 10)))
+	} else if m.notice != "" {
+		right = s.KeyDesc.Render(clip(m.notice, max(m.width/2, 10)))
+	}
+	for _, drop := range []int{0, 1, 2} {
+		parts := []string{s.Session.Render(short(m.session.ID))}
+		if drop < 1 && title != "" {
+			parts = append(parts, title)
+		}
+		parts = append(parts, s.Version.Render(ver))
+		if b := m.branchLabel(); b != "" {
+			parts = append(parts, s.Branch.Render(b))
+		}
+		if drop < 2 {
+			parts = append(parts, model)
+		}
+		parts = append(parts, m.tokenGauge())
+		if m.session.ReadOnly {
+			parts = append(parts, s.ReadOnly.Render("read-only"))
+		}
+		left := strings.Join(parts, " ")
+		if gap := m.width - visibleWidth(left) - visibleWidth(right); gap >= 1 || drop == 2 {
+			return s.Bar.Render(fit(left+strings.Repeat(" ", max(gap, 1))+right, m.width))
+		}
+	}
+	return ""
+}
+
+func (m *Model) branchLabel() string {
+	if m.timeline != nil && m.timeline.branch > 0 {
+		return fmt.Sprintf("branch %d", m.timeline.branch)
+	}
+	return ""
+}
+
+// tokenGauge estimates the context in use (about four characters a
+// token) against the window.
+func (m *Model) tokenGauge() string {
+	s := m.shown()
+	chars := len(s.Summary)
+	for _, msg := range s.History[min(s.SummaryThrough, len(s.History)):] {
+		chars += len(msg.Content)
+		for _, c := range msg.ToolCalls {
+			chars += len(c.Arguments)
+		}
+	}
+	used := chars / 4
+	text := "~" + kilo(used)
+	if m.session.Window > 0 {
+		text += "/" + kilo(m.session.Window)
+		if used*10 > m.session.Window*8 {
+			return m.st.Status.TokensHigh.Render(text)
+		}
+	}
+	return m.st.Status.Tokens.Render(text)
+}
+
+func kilo(n int) string {
+	if n < 1000 {
+		return fmt.Sprint(n)
+	}
+	return fmt.Sprintf("%.1fk", float64(n)/1000)
+}
+
+func short(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}

@@ -95,9 +95,18 @@ func (d *driver) Session() tui.SessionInfo {
 	if info.ID == "" {
 		info = d.info
 	}
-	return tui.SessionInfo{ID: info.ID, Title: info.Title, Model: d.cfg.Model, Workspace: info.Workspace,
+	out := tui.SessionInfo{ID: info.ID, Title: info.Title, Model: d.cfg.Model, Workspace: info.Workspace,
 		Phase: info.Phase, Head: info.Head, Versions: info.Versions, Updated: info.UpdatedAt,
 		Window: tokens.Window(d.cfg.Model, d.cfg.ContextWindow), ReadOnly: d.readOnly, Demo: d.demo}
+	if t, err := d.store.Tree(d.ctx, info.ID); err == nil {
+		out.Branches = len(t.Branches)
+		for _, b := range t.Branches {
+			if b.Current {
+				out.Branch = b.ID
+			}
+		}
+	}
+	return out
 }
 
 func (d *driver) Head() state.State {

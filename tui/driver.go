@@ -66,6 +66,7 @@ type SessionInfo struct {
 	ID, Title, Model, Workspace string
 	Phase                       state.Phase
 	Head, Versions              int
+	Branch, Branches            int // the head's branch, and how many the session has
 	Updated                     time.Time
 	Window                      int  // the model's context window in tokens
 	ReadOnly                    bool // another process writes it: nothing can be sent

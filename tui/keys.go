@@ -68,6 +68,9 @@ func (m *Model) chatKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case "tab":
+		if m.focus == focusInput && m.completeCommand() {
+			return nil
+		}
 		return m.nextPane(1)
 	case "shift+tab":
 		return m.nextPane(-1)

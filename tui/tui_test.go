@@ -311,7 +311,10 @@ func TestSlashCommands(t *testing.T) {
 	if !strings.Contains(m.notice, "/timeline") {
 		t.Fatalf("completion hint %q", m.notice)
 	}
-	type_("meline")
+	press(m, "tab", "backspace") // completes /timeline (and a space)
+	if m.input.Value() != "/timeline" {
+		t.Fatalf("Tab completion gave %q", m.input.Value())
+	}
 	_, cmd := m.Update(keyMsg("enter"))
 	run(m, cmd)
 	if m.timeline == nil {

@@ -166,9 +166,13 @@ func (m *Model) statusLine() string {
 	return ""
 }
 
+// branchLabel names the branch shown, once there is more than one.
 func (m *Model) branchLabel() string {
-	if m.timeline != nil && m.timeline.branch > 0 {
+	switch {
+	case m.timeline != nil && m.timeline.branch > 0:
 		return fmt.Sprintf("branch %d", m.timeline.branch)
+	case m.session.Branches > 1:
+		return fmt.Sprintf("branch %d of %d", m.session.Branch, m.session.Branches)
 	}
 	return ""
 }

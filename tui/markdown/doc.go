@@ -25,16 +25,22 @@
 //     character is lost; long lines continue on the next line.
 //   - Only the SGR attributes of the styles are used (colours, bold, italic,
 //     underline, faint, reverse, blink, strikethrough). Padding, margins,
-//     borders, widths and transforms of a [lipgloss.Style] are ignored: the
-//     renderer owns the layout. The output contains nothing but the source's
-//     text, spaces, the decorations (bullets, the quote bar, rules) and those
-//     SGR sequences; every line ends with its styles reset, so the caller may
-//     slice the output by lines.
+//     borders, widths and transforms of a [charm.land/lipgloss/v2.Style] are
+//     ignored: the renderer owns the layout. The output contains nothing but
+//     the source's text, spaces, the decorations (bullets, the quote bar,
+//     rules) and those SGR sequences; every line ends with its styles reset,
+//     so the caller may slice the output by lines.
 //   - Tabs are expanded to 4-column stops and control characters the caller
 //     failed to remove are shown as U+FFFD, never passed to the terminal.
-//   - Below 20 cells nesting indentation (list markers, quote bars, the code
-//     indent) is shortened so text keeps at least a few cells. At width 1 a
-//     double-width character cannot fit and is shown as "?".
+//   - The language of a fenced block is shown above it in the Rule style, so
+//     themes should make Rule a dim, subtle colour.
+//   - Nesting indentation (list markers, quote bars, the code indent) is cut
+//     where it would leave the content fewer than 10 cells (half the width
+//     below 20 cells), so deep nesting and tiny widths stay within bounds
+//     instead of squeezing text to a column. At width 1 a double-width
+//     character cannot fit and is shown as "?"; nothing else is ever cut.
+//   - Inline markup still streaming in ("**bold" before its closing "**")
+//     shows its syntax until it is closed, as in any CommonMark renderer.
 //   - Render is a pure function of its arguments and safe for concurrent use;
 //     it does no caching, so callers cache by width and content version.
 package markdown

@@ -15,13 +15,9 @@ type span struct {
 // maxLinkNesting bounds recursion into link text; deeper brackets are text.
 const maxLinkNesting = 4
 
-// Scan limits for constructs that need a closing character. They keep a
-// pathological reply (thousands of unmatched "[" or "<") linear enough to
-// stay far below a frame; real link texts and URLs are much shorter.
-const (
-	maxLinkText = 1000
-	maxLinkDest = 2000
-)
+// maxAutolink bounds the scan for the end of an autolink, so a reply full
+// of unmatched "<" stays linear; real URLs are much shorter.
+const maxAutolink = 2000
 
 // delim is an emphasis delimiter run ("*", "__", …) awaiting a partner. The
 // runs form a doubly linked list (prev, next) so matched runs and the runs
@@ -39,6 +35,11 @@ type inlineParser struct {
 	s     string
 	nodes []span
 	ds    []delim
+	// brackets[i] is the index of the ']' matching a '[' at i, parens[i]
+	// of the ')' matching a '(' at i, or -1. Each is computed in one pass
+	// when first needed, so a reply full of unmatched brackets or
+	// parentheses is not scanned once per bracket.
+	brackets, parens []int32
 	// noClose[n] > 0 records that no backtick run of length n starts at or
 	// after byte noClose[n]-1, so unmatched runs are not searched twice.
 	noClose [16]int
@@ -180,11 +181,17 @@ func (p *inlineParser) link(i, start, depth int) int {
 		}
 		lb = i + 1
 	}
-	rb := matchBracket(s, lb)
+	if p.brackets == nil {
+		p.brackets = matchPairs(s, '[', ']', false)
+	}
+	rb := int(p.brackets[lb])
 	if rb < 0 || rb+1 == len(s) || s[rb+1] != '(' {
 		return -1
 	}
-	end := matchParen(s, rb+1)
+	if p.parens == nil {
+		p.parens = matchPairs(s, '(', ')', true)
+	}
+	end := int(p.parens[rb+1])
 	if end < 0 {
 		return -1
 	}
@@ -207,46 +214,35 @@ func (p *inlineParser) link(i, start, depth int) int {
 	return end + 1
 }
 
-// matchBracket returns the index of the ']' closing the '[' at i, skipping
-// backslash escapes and counting nested brackets, or -1.
-func matchBracket(s string, i int) int {
-	depth := 0
-	for j := i; j < len(s) && j-i <= maxLinkText; j++ {
+// matchPairs returns, for each opening character in s, the index of the
+// closing one that matches it (pairs nest; backslash-escaped characters do
+// not count), and -1 elsewhere. With lineBound, pairs do not span lines:
+// a link destination cannot contain a line break.
+func matchPairs(s string, opening, closing byte, lineBound bool) []int32 {
+	m := make([]int32, len(s))
+	var open []int32
+	for j := 0; j < len(s); j++ {
+		m[j] = -1
 		switch s[j] {
 		case '\\':
-			j++
-		case '[':
-			depth++
-		case ']':
-			depth--
-			if depth == 0 {
-				return j
+			if j+1 < len(s) {
+				j++
+				m[j] = -1
 			}
-		}
-	}
-	return -1
-}
-
-// matchParen returns the index of the ')' closing the '(' at i, allowing
-// balanced parentheses inside (Wikipedia URLs) but no line break, or -1.
-func matchParen(s string, i int) int {
-	depth := 0
-	for j := i; j < len(s) && j-i <= maxLinkDest; j++ {
-		switch s[j] {
-		case '\\':
-			j++
+		case opening:
+			open = append(open, int32(j))
+		case closing:
+			if n := len(open); n > 0 {
+				m[open[n-1]] = int32(j)
+				open = open[:n-1]
+			}
 		case '\n':
-			return -1
-		case '(':
-			depth++
-		case ')':
-			depth--
-			if depth == 0 {
-				return j
+			if lineBound {
+				open = open[:0]
 			}
 		}
 	}
-	return -1
+	return m
 }
 
 // autolink parses "<scheme:…>" at i and shows the URL in Link style. Other
@@ -254,7 +250,7 @@ func matchParen(s string, i int) int {
 func (p *inlineParser) autolink(i, start int) int {
 	s := p.s
 	end := -1
-	for j := i + 1; j < len(s) && j-i <= maxLinkDest; j++ {
+	for j := i + 1; j < len(s) && j-i <= maxAutolink; j++ {
 		c := s[j]
 		if c == '>' {
 			end = j

@@ -19,7 +19,6 @@ func Render(src string, width int, s Styles) string {
 	}
 	blocks := parseBlocks(strings.Split(src, "\n"), 0)
 	r := renderer{
-		width: width,
 		avail: width,
 		pal:   newPalette(&s),
 		out:   make([]byte, 0, 2*len(src)+256),

@@ -22,7 +22,6 @@ type prefix struct {
 type renderer struct {
 	out   []byte
 	pal   *palette
-	width int
 	avail int // width left for content after the prefixes
 
 	prefixes []prefix
@@ -89,9 +88,15 @@ func styled(sgr, s string) string {
 func (r *renderer) push(first, rest, blank string, w int) {
 	if allowed := r.avail - minInner(r.avail); w > allowed {
 		w = max(allowed, 0)
-		first = ansi.Truncate(first, w, "")
-		rest = ansi.Truncate(rest, w, "")
-		blank = ansi.Truncate(blank, w, "")
+		if w == 0 {
+			// ansi.Truncate keeps escape sequences; a prefix with nothing
+			// left to show must not write its styles on every line.
+			first, rest, blank = "", "", ""
+		} else {
+			first = ansi.Truncate(first, w, "")
+			rest = ansi.Truncate(rest, w, "")
+			blank = ansi.Truncate(blank, w, "")
+		}
 	}
 	r.prefixes = append(r.prefixes, prefix{first: first, rest: rest, blank: blank, w: w})
 	r.avail -= w

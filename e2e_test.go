@@ -26,10 +26,7 @@ func TestEndToEndInTmux(t *testing.T) {
 		t.Skip("tmux is not installed; .ci/run installs it and runs this test")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "retrace")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := builtBinary(t)
 	db := filepath.Join(dir, "retrace.db")
 	env := fmt.Sprintf("env -u NO_COLOR TERM=xterm-256color XDG_DATA_HOME=%s XDG_CONFIG_HOME=%s", filepath.Join(dir, "data"), filepath.Join(dir, "config"))
 

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -376,5 +377,33 @@ func TestCancelMidTool(t *testing.T) {
 	}
 	if c := s.Memory.ToolCalls[1]; !c.Finished() || !strings.Contains(c.Error, "interrupted") {
 		t.Fatalf("call %+v", c)
+	}
+}
+
+// A model that asks for a gated tool a hundred times gets a hundred
+// questions: a denial is never remembered as a standing answer.
+func TestEveryGatedCallIsAsked(t *testing.T) {
+	r := newRig(t, agent.Options{MaxIterations: 200})
+	const n = 100
+	r.srv.Enqueue(plan("write it"))
+	for i := range n {
+		r.srv.Enqueue(llmtest.ToolCallReply(call(fmt.Sprintf("call_%d", i), "write_file", `{"path":"out.txt","content":"x"}`)))
+	}
+	r.srv.Enqueue(llmtest.TextReply("I was not allowed to write."), llmtest.TextReply("Nothing was written."))
+	s, err := r.agent().Send(context.Background(), "write out.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.approve.asked) != n || r.file("out.txt") != "" {
+		t.Fatalf("asked %d times for %d calls; out.txt %q", len(r.approve.asked), n, r.file("out.txt"))
+	}
+	denied := 0
+	for _, c := range s.Memory.ToolCalls {
+		if c.Approval == state.Denied {
+			denied++
+		}
+	}
+	if denied != n {
+		t.Fatalf("%d denials recorded, want %d", denied, n)
 	}
 }

@@ -145,19 +145,38 @@ func (c *conversation) toolResult(m state.Message, width int) []string {
 	const shown = 6
 	s := c.st.Chat
 	out := []string{s.ToolLabel.Render(clip("tool "+m.Name, width))}
-	lines := wrap(inert(strings.TrimRight(m.Content, "\n")), width-2)
-	for i, l := range lines {
-		if i == shown {
-			more := fmt.Sprintf("… %d more lines (the tool log shows it all)", len(lines)-shown)
-			if len(lines)-shown == 1 {
-				more = "… 1 more line (the tool log shows it all)"
-			}
-			out = append(out, "  "+s.Notice.Render(more))
-			break
-		}
+	// Only the head of the output is wrapped: a command may have printed
+	// a hundred thousand lines.
+	text := strings.TrimRight(m.Content, "\n")
+	head, rest := text, 0
+	if i := nthIndex(text, '\n', shown); i >= 0 {
+		head, rest = text[:i], strings.Count(text[i:], "\n")
+	}
+	lines := wrap(inert(head), width-2)
+	rest += max(len(lines)-shown, 0)
+	for _, l := range lines[:min(len(lines), shown)] {
 		out = append(out, "  "+s.Tool.Render(l))
 	}
+	switch {
+	case rest == 1:
+		out = append(out, "  "+s.Notice.Render("… 1 more line (the tool log shows it all)"))
+	case rest > 1:
+		out = append(out, "  "+s.Notice.Render(fmt.Sprintf("… %d more lines (the tool log shows it all)", rest)))
+	}
 	return out
+}
+
+// nthIndex is the index of the n-th (1-based) occurrence of c in s, or -1.
+func nthIndex(s string, c byte, n int) int {
+	at := -1
+	for range n {
+		i := strings.IndexByte(s[at+1:], c)
+		if i < 0 {
+			return -1
+		}
+		at += i + 1
+	}
+	return at
 }
 
 func (c *conversation) liveBlock(width int) []string {

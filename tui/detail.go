@@ -16,15 +16,26 @@ type detailView struct {
 	title  string
 	body   []string // plain text lines, inert
 	offset int
+	// wrapped is body wrapped to wrapWidth: a result may be 100,000 lines,
+	// wrapped once, not every frame.
+	wrapped   []string
+	wrapWidth int
 }
 
 func (d *detailView) scroll(n int) { d.offset = max(d.offset+n, 0) }
 
+func (d *detailView) setBody(body []string) {
+	d.body, d.wrapped, d.wrapWidth = body, nil, 0
+}
+
 func (d *detailView) lines(st *themes.Styles, width, height int) []string {
-	var all []string
-	for _, l := range d.body {
-		all = append(all, wrap(l, width)...)
+	if d.wrapped == nil || d.wrapWidth != width {
+		d.wrapped, d.wrapWidth = nil, width
+		for _, l := range d.body {
+			d.wrapped = append(d.wrapped, wrap(l, width)...)
+		}
 	}
+	all := d.wrapped
 	d.offset = min(d.offset, max(len(all)-height, 0))
 	end := min(d.offset+height, len(all))
 	out := make([]string, 0, height)
@@ -62,7 +73,8 @@ func (m *Model) openToolDetail() tea.Cmd {
 			body = append(body, strings.Split(inert(c.Result), "\n")...)
 		}
 	}
-	m.detail = detailView{title: fmt.Sprintf("%s %s · ↑/↓ PgUp/PgDn scroll · Esc back", c.Name, c.ID), body: body}
+	m.detail = detailView{title: fmt.Sprintf("%s %s · ↑/↓ PgUp/PgDn scroll · Esc back", c.Name, c.ID)}
+	m.detail.setBody(body)
 	m.mode = modeToolDetail
 	return nil
 }
@@ -124,7 +136,9 @@ func (m *Model) approvalBox(width, height int) []string {
 	room := max(height-2-len(head)-len(foot), 1)
 	var mid []string
 	if body != "" {
-		m.detail.body = strings.Split(inert(body), "\n")
+		if m.detail.body == nil {
+			m.detail.setBody(strings.Split(inert(body), "\n"))
+		}
 		for _, l := range m.detail.lines(&m.st, inner, room) {
 			mid = append(mid, diffStyle(d, l))
 		}

@@ -2,8 +2,10 @@ package tui
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -105,11 +107,24 @@ func (m *Model) handleWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	return nil
 }
 
+// maxInput bounds a message: a paste of a whole log must not freeze the
+// input, and far more than this would not fit a model's window anyway.
+const maxInput = 256 << 10
+
 func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 	if m.mode != modeChat || m.approval != nil || m.session.ReadOnly {
 		return nil
 	}
-	m.input.Insert(msg.Content)
+	text := msg.Content
+	if room := maxInput - len(m.input.Value()); len(text) > room {
+		cut := max(room, 0)
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		m.notice = fmt.Sprintf("the paste was cut to %d KiB of its %d KiB: a message holds at most %d KiB", cut>>10, len(text)>>10, maxInput>>10)
+		text = text[:cut]
+	}
+	m.input.Insert(text)
 	m.relayout()
 	return nil
 }

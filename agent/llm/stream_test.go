@@ -478,3 +478,13 @@ func TestIdleTimeout(t *testing.T) {
 		t.Fatalf("%v", e)
 	}
 }
+
+// A server that echoes the key it rejected must not put it on the screen.
+func TestKeyNeverInErrors(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Enqueue(llmtest.Status(401, llmtest.ErrorBody("Incorrect API key provided: sk-test. You can find your key at ...", "invalid_request_error", "", "invalid_api_key")))
+	_, err := h.stream(t, false)
+	if err == nil || strings.Contains(err.Error(), "sk-test") || !strings.Contains(err.Error(), "[the API key]") {
+		t.Fatalf("error %q", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -121,6 +122,14 @@ func (s *Server) Violations() []Violation {
 }
 
 // ServeHTTP records and checks the request, then answers it.
+// Every server in the process counts what it checked, for a test binary to
+// report: how many requests the strict checker saw, and how many it refused.
+var checked, rejected atomic.Int64
+
+// Stats reports the requests checked by every server of this process so
+// far, and the rule violations found in them.
+func Stats() (requests, violations int64) { return checked.Load(), rejected.Load() }
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	req, bad := Check(body, s.Rules)
@@ -151,6 +160,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		bad[i].Request = n
 	}
 	s.violations = append(s.violations, bad...)
+	checked.Add(1)
+	rejected.Add(int64(len(bad)))
 	h := s.handler
 	s.mu.Unlock()
 

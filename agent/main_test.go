@@ -1,0 +1,18 @@
+package agent_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"retrace/agent/llmtest"
+)
+
+// TestMain reports how many requests the agent sent across every
+// scenario, each checked against strict servers' rules.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	requests, violations := llmtest.Stats()
+	fmt.Printf("llmtest: %d requests checked against strict servers' rules, %d rejected\n", requests, violations)
+	os.Exit(code)
+}

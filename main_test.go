@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"retrace/agent/llmtest"
+)
+
+// binDir holds the retrace binary the process tests build once.
+var (
+	binDir   string
+	binOnce  sync.Once
+	binPath  string
+	binError error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	requests, violations := llmtest.Stats()
+	fmt.Printf("llmtest: %d requests checked against strict servers' rules, %d rejected\n", requests, violations)
+	os.Exit(code)
+}
+
+// builtBinary builds retrace once for every test that runs it as a
+// separate process.
+func builtBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		if binDir, binError = os.MkdirTemp("", "retrace-bin-"); binError != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "retrace")
+		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+			binError = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if binError != nil {
+		t.Fatal(binError)
+	}
+	return binPath
+}

@@ -108,6 +108,19 @@ func TestRunATask(t *testing.T) {
 			t.Errorf("the API key appears in the %s", where)
 		}
 	}
+	// And in no file retrace wrote anywhere: lock files, the workspace,
+	// the config directory.
+	for _, dir := range []string{filepath.Dir(e.db), e.ws, e.configDir} {
+		_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, []byte(secret)) {
+				t.Errorf("the API key appears in %s", path)
+			}
+			return nil
+		})
+	}
 	for _, req := range reqs {
 		if got := req.Header.Get("Authorization"); got != "Bearer "+secret {
 			t.Fatalf("the key must reach the server, and only there: %q", got)

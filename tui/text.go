@@ -95,12 +95,15 @@ func frame(title string, content []string, width, height int, border, titleStyle
 // would box every character they render.
 func borderPaint(s lipgloss.Style) lipgloss.Style {
 	paint := lipgloss.NewStyle()
-	if c := s.GetBorderTopForeground(); c != nil {
-		if _, none := c.(lipgloss.NoColor); !none {
-			paint = paint.Foreground(c)
-		}
+	if c := s.GetBorderTopForeground(); !isNoColor(c) {
+		paint = paint.Foreground(c)
 	}
 	return paint
+}
+
+func isNoColor(c any) bool {
+	_, none := c.(lipgloss.NoColor)
+	return none
 }
 
 // fitBorder fills the top border after the title with ─.

@@ -8,8 +8,6 @@ import (
 	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
-
-	"retrace/state"
 )
 
 func (m *Model) handleResize(msg tea.WindowSizeMsg) tea.Cmd {
@@ -202,5 +200,3 @@ func (m *Model) decide(d Decision) tea.Cmd {
 	m.detail = detailView{}
 	return func() tea.Msg { m.d.Decide(d); return nil }
 }
-
-func isActive(s state.State) bool { return s.Phase.Active() }

@@ -23,7 +23,6 @@ type capture struct {
 	status    int
 	header    http.Header
 	streamErr string
-	sawDone   bool
 	lastByte  atomic.Int64 // unix nanoseconds
 }
 
@@ -72,12 +71,6 @@ func (c *capture) streamError() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.streamErr
-}
-
-func (c *capture) done() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.sawDone
 }
 
 func (c *capture) touch() { c.lastByte.Store(time.Now().UnixNano()) }
@@ -159,9 +152,6 @@ func (b *watchedBody) inspect(line []byte) {
 	case bytes.HasPrefix(line, []byte("data:")):
 		payload := bytes.TrimSpace(line[len("data:"):])
 		if string(payload) == "[DONE]" {
-			b.c.mu.Lock()
-			b.c.sawDone = true
-			b.c.mu.Unlock()
 			return
 		}
 		if b.eventErr {

@@ -131,7 +131,13 @@ type RetryMsg struct {
 type NoticeMsg struct{ Text string }
 
 // TaskDoneMsg says the running task ended; Err is nil when it is done.
-type TaskDoneMsg struct{ Err error }
+// It carries the session as the task left it, read off the UI's
+// goroutine.
+type TaskDoneMsg struct {
+	Err     error
+	Session SessionInfo
+	Head    state.State
+}
 
 // ApprovalMsg asks the person about a gated tool call. Answer with
 // Driver.Decide.
@@ -144,5 +150,9 @@ type ApprovalMsg struct {
 	Args    string // the raw arguments, when nothing better can be shown
 }
 
-// SessionChangedMsg says the open session changed (opened, new, restored).
-type SessionChangedMsg struct{}
+// SessionChangedMsg says the open session changed (opened, new), and
+// carries it.
+type SessionChangedMsg struct {
+	Session SessionInfo
+	Head    state.State
+}

@@ -70,6 +70,7 @@ type Model struct {
 	errText  string // the last failure to show in the status line
 	lastSent string // for retry
 	quitting bool
+	gauge    gauge
 }
 
 // New returns the model for a driver with a session open.
@@ -83,7 +84,7 @@ func New(d Driver, opts Options) *Model {
 	m.input = newInput(&m.st)
 	m.input.Focus() // the cursor does not blink, so the command it returns is not needed
 	m.tools.selected = -1
-	m.loadSession()
+	m.loadSession(d.Session(), d.Head())
 	return m
 }
 
@@ -94,10 +95,10 @@ func (m *Model) setPalette(p themes.Palette) {
 	m.input.restyle()
 }
 
-// loadSession takes the driver's open session as the one shown.
-func (m *Model) loadSession() {
-	m.session = m.d.Session()
-	m.setHead(m.d.Head())
+// loadSession shows a session from its head.
+func (m *Model) loadSession(info SessionInfo, head state.State) {
+	m.session = info
+	m.setHead(head)
 	m.conv.cache = map[int]rendered{}
 	m.conv.Bottom()
 	m.tools.selected = -1
@@ -167,7 +168,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case ApprovalMsg:
 		return m, m.handleApproval(msg)
 	case SessionChangedMsg:
-		return m, m.handleSessionChanged()
+		return m, m.handleSessionChanged(msg)
 	case restoredMsg:
 		return m, m.handleRestored(msg)
 	case pathMsg:

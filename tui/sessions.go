@@ -98,7 +98,7 @@ func (m *Model) openSession(id string) tea.Cmd {
 		if err := m.d.Open(id); err != nil {
 			return errMsg{err}
 		}
-		return SessionChangedMsg{}
+		return SessionChangedMsg{Session: m.d.Session(), Head: m.d.Head()}
 	}
 }
 
@@ -111,7 +111,7 @@ func (m *Model) newSession() tea.Cmd {
 		if err := m.d.New(); err != nil {
 			return errMsg{err}
 		}
-		return SessionChangedMsg{}
+		return SessionChangedMsg{Session: m.d.Session(), Head: m.d.Head()}
 	}
 }
 

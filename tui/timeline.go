@@ -199,20 +199,24 @@ func (m *Model) restore(v int) tea.Cmd {
 		if err := m.d.Restore(v); err != nil {
 			return errMsg{err}
 		}
-		return restoredMsg{version: v}
+		return restoredMsg{version: v, session: m.d.Session(), head: m.d.Head()}
 	}
 }
 
 // restoredMsg says the head moved to version. Unlike opening a session, a
 // restore never carries on a task by itself: the person went back to
 // decide again.
-type restoredMsg struct{ version int }
+type restoredMsg struct {
+	version int
+	session SessionInfo
+	head    state.State
+}
 
 func (m *Model) handleRestored(msg restoredMsg) tea.Cmd {
 	m.timeline = nil
 	m.mode = modeChat
 	m.errText = ""
-	m.loadSession()
+	m.loadSession(msg.session, msg.head)
 	m.relayout()
 	m.notice = fmt.Sprintf("restored v%d: the next message starts a new branch; the old one stays in the timeline", msg.version)
 	if m.head.Phase.Active() {

@@ -57,8 +57,10 @@ func (m *Model) handleTaskDone(msg TaskDoneMsg) tea.Cmd {
 	m.running = false
 	m.approval = nil
 	m.conv.EndStream()
-	m.session = m.d.Session()
-	m.setHead(m.d.Head())
+	if msg.Session.ID == m.session.ID {
+		m.session = msg.Session
+		m.setHead(msg.Head)
+	}
 	switch {
 	case msg.Err == nil:
 		m.errText = ""
@@ -82,11 +84,11 @@ func (m *Model) handleApproval(msg ApprovalMsg) tea.Cmd {
 	return nil
 }
 
-func (m *Model) handleSessionChanged() tea.Cmd {
+func (m *Model) handleSessionChanged(msg SessionChangedMsg) tea.Cmd {
 	m.timeline = nil
 	m.mode = modeChat
 	m.errText, m.notice = "", ""
-	m.loadSession()
+	m.loadSession(msg.Session, msg.Head)
 	m.relayout()
 	if m.head.Phase.Active() && !m.session.ReadOnly {
 		m.running = true

@@ -181,14 +181,18 @@ func (m *Model) branchLabel() string {
 // token) against the window.
 func (m *Model) tokenGauge() string {
 	s := m.shown()
-	chars := len(s.Summary)
-	for _, msg := range s.History[min(s.SummaryThrough, len(s.History)):] {
-		chars += len(msg.Content)
-		for _, c := range msg.ToolCalls {
-			chars += len(c.Arguments)
+	key := gaugeKey{s.SessionID, s.Version, len(s.History), s.SummaryThrough}
+	if key != m.gauge.key {
+		chars := len(s.Summary)
+		for _, msg := range s.History[min(s.SummaryThrough, len(s.History)):] {
+			chars += len(msg.Content)
+			for _, c := range msg.ToolCalls {
+				chars += len(c.Arguments)
+			}
 		}
+		m.gauge = gauge{key: key, used: chars / 4}
 	}
-	used := chars / 4
+	used := m.gauge.used
 	text := "~" + kilo(used)
 	if m.session.Window > 0 {
 		text += "/" + kilo(m.session.Window)
@@ -197,6 +201,18 @@ func (m *Model) tokenGauge() string {
 		}
 	}
 	return m.st.Status.Tokens.Render(text)
+}
+
+// gauge keeps the token estimate of a state: counting walks the history,
+// which is not work for every frame.
+type gauge struct {
+	key  gaugeKey
+	used int
+}
+
+type gaugeKey struct {
+	session                    string
+	version, messages, summary int
 }
 
 func kilo(n int) string {

@@ -13,10 +13,17 @@
 // # Caveats
 //
 // bbolt trusts its file. retrace does not: before bbolt opens the file its
-// meta pages and size are checked, every stored value carries a CRC-32C
-// that is verified on read, and bbolt's panics (and faults on a truncated
-// mapping) are turned into errors that name the file. A damaged file is
-// never written to.
+// meta pages and size are checked; before a Store's first operation, and
+// before every full check, every page bbolt could reach is walked, so that
+// no pointer in it leads outside the file or round in a loop; every stored
+// value carries a CRC-32C that is verified on read; and bbolt's panics (and
+// faults on a truncated mapping) are turned into errors that name the file.
+// A damaged file is never written to.
+//
+// When the newest of bbolt's two meta pages is damaged, bbolt silently
+// reads the file as of the commit before; retrace refuses such a file
+// instead, since that commit may be an acknowledged checkpoint (see
+// checkFallback).
 //
 // The file never shrinks; deleted sessions leave free pages that later
 // writes reuse.

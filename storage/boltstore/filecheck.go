@@ -17,59 +17,74 @@ import (
 // end of its mapping, and it silently turns a zero-length file into a new
 // empty database. So we read the two meta pages ourselves (their layout is
 // bbolt's public on-disk format) and refuse what bbolt could not safely open.
-func checkFile(path string) error {
+// It returns the meta page bbolt will use.
+func checkFile(path string) (meta, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return meta{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return err
+		return meta{}, err
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", path)
+		return meta{}, fmt.Errorf("%s is not a regular file", path)
 	}
 	size := fi.Size()
 	damaged := func(format string, args ...any) error {
 		return &storage.CorruptError{Path: path, Reason: fmt.Sprintf(format, args...)}
 	}
 	if size == 0 {
-		return damaged("the file is empty (0 bytes); a crash or a full disk may have emptied it")
+		return meta{}, damaged("the file is empty (0 bytes); a crash or a full disk may have emptied it")
 	}
 
 	m0, err0 := readMeta(f, 0)
-	pageSize := int64(m0.pageSize)
-	if err0 != nil {
-		pageSize = int64(os.Getpagesize())
+	pageSize := int64(os.Getpagesize())
+	if err0 == nil {
+		pageSize = int64(m0.pageSize)
 	}
 	m1, err1 := readMeta(f, pageSize)
+	var m meta
 	switch {
 	case err0 != nil && err1 != nil:
 		if errors.Is(err0, errNoMagic) && errors.Is(err1, errNoMagic) {
-			return fmt.Errorf("%s: %w (no bbolt header)", path, storage.ErrNotDatabase)
+			return meta{}, fmt.Errorf("%s: %w (no bbolt header)", path, storage.ErrNotDatabase)
 		}
-		return damaged("both meta pages are unreadable (%v; %v)", err0, err1)
+		return meta{}, damaged("both meta pages are unreadable (page 0: %v; page 1: %v)", err0, err1)
 	case err0 != nil:
-		m0 = m1
-	case err1 == nil && m1.txid > m0.txid:
-		m0 = m1
+		m = m1
+	case err1 != nil:
+		m = m0
+	case m1.txid > m0.txid:
+		m = m1
+	default:
+		m = m0
 	}
-	m := m0
 	if m.pageSize < 512 || m.pageSize > 1<<20 || m.pageSize&(m.pageSize-1) != 0 {
-		return damaged("meta page gives an impossible page size %d", m.pageSize)
+		return meta{}, damaged("meta page gives an impossible page size %d", m.pageSize)
 	}
 	ps := int64(m.pageSize)
 	if size%ps != 0 {
-		return damaged("its size (%d bytes) is not a whole number of %d-byte pages; it was probably truncated", size, ps)
+		return meta{}, damaged("its size (%d bytes) is not a whole number of %d-byte pages; it was probably truncated", size, ps)
 	}
-	if need := int64(m.pgid) * ps; m.pgid < 2 || need > size || need < 0 {
-		return damaged("it is %d bytes but its pages reach byte %d; it was truncated", size, need)
+	if have := uint64(size / ps); m.pgid < 2 || m.pgid > have {
+		return meta{}, damaged("it holds %d pages of %d bytes but its meta page counts %d; it was truncated", have, ps, m.pgid)
+	}
+	switch {
+	case err0 != nil:
+		if err := checkFallback(path, 0, m0, err0, m1); err != nil {
+			return meta{}, err
+		}
+	case err1 != nil:
+		if err := checkFallback(path, 1, m1, err1, m0); err != nil {
+			return meta{}, err
+		}
 	}
 	if m.root >= m.pgid || (m.freelist >= m.pgid && m.freelist != noFreelist) {
-		return damaged("meta page points past the end of the data (root %d, freelist %d, pages %d)", m.root, m.freelist, m.pgid)
+		return meta{}, damaged("meta page points past the end of the data (root %d, freelist %d, pages %d)", m.root, m.freelist, m.pgid)
 	}
-	return nil
+	return m, nil
 }
 
 // meta holds the fields of a bbolt meta page that checkFile uses.
@@ -96,36 +111,63 @@ const (
 
 var errNoMagic = errors.New("no bbolt magic number")
 
+// checkFallback decides about a file one of whose meta pages (bad, page
+// badPage, failing with err) is damaged while the other (good) is valid.
+//
+// bbolt then silently reads the file as of the valid page's commit. That is
+// right when the damaged page is the older one: bbolt reads the latest
+// commit anyway, and the next commit rewrites the damaged page. It is
+// wrong when the damaged page was the newest: the latest commit (an
+// acknowledged checkpoint, or a whole session) vanishes without a word, and
+// the next write reuses its pages, making the loss permanent. A torn write
+// of the newest meta page in a power cut looks the same, but then the
+// fallback is what bbolt is designed for; we cannot tell the two apart.
+//
+// So the file is accepted only when the damaged page still names the
+// commit just before the valid one (txid, which bbolt alternates between
+// the two pages), which makes it the older page. Otherwise it is refused,
+// for reading and writing, and left untouched for a person to decide.
+func checkFallback(path string, badPage int, bad meta, err error, good meta) error {
+	if good.txid > 0 && bad.txid == good.txid-1 {
+		return nil
+	}
+	return &storage.CorruptError{Path: path, Reason: fmt.Sprintf(
+		"meta page %d is damaged (%v) and may hold the latest commit; bbolt would silently fall back to meta page %d (txid %d) and lose it, so the file was left as it is: restore a backup, or if the last write was cut short by a crash accept the previous commit with `bbolt surgery revert-meta-page`",
+		badPage, err, 1-badPage, good.txid)}
+}
+
 // readMeta reads and validates the meta page at offset off. bbolt writes
 // its fields in native byte order; retrace runs on little-endian machines.
+// A page that fails validation is still returned as read, for its txid.
 func readMeta(r io.ReaderAt, off int64) (meta, error) {
 	buf := make([]byte, pageHeaderSize+metaSize)
 	if _, err := r.ReadAt(buf, off); err != nil {
 		if errors.Is(err, io.EOF) {
-			return meta{}, fmt.Errorf("meta page at byte %d: %w", off, errNoMagic)
+			return meta{}, errNoMagic
 		}
 		return meta{}, err
 	}
 	b := buf[pageHeaderSize:]
 	le := binary.LittleEndian
-	if le.Uint32(b[0:]) != boltMagic {
-		return meta{}, fmt.Errorf("meta page at byte %d: %w", off, errNoMagic)
-	}
-	if v := le.Uint32(b[4:]); v != boltVersion {
-		return meta{}, fmt.Errorf("meta page at byte %d: bbolt format version %d, want %d", off, v, boltVersion)
-	}
-	h := fnv.New64a()
-	h.Write(b[:metaSumOffset])
-	if h.Sum64() != le.Uint64(b[metaSumOffset:]) {
-		return meta{}, fmt.Errorf("meta page at byte %d: checksum mismatch", off)
-	}
-	return meta{
+	m := meta{
 		pageSize: le.Uint32(b[8:]),
 		root:     le.Uint64(b[16:]),
 		freelist: le.Uint64(b[32:]),
 		pgid:     le.Uint64(b[40:]),
 		txid:     le.Uint64(b[48:]),
-	}, nil
+	}
+	if le.Uint32(b[0:]) != boltMagic {
+		return m, errNoMagic
+	}
+	if v := le.Uint32(b[4:]); v != boltVersion {
+		return m, fmt.Errorf("bbolt format version %d, want %d", v, boltVersion)
+	}
+	h := fnv.New64a()
+	h.Write(b[:metaSumOffset])
+	if h.Sum64() != le.Uint64(b[metaSumOffset:]) {
+		return m, errors.New("checksum mismatch")
+	}
+	return m, nil
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"retrace/state"
 	"retrace/storage"
 	"retrace/storage/boltstore"
@@ -24,13 +26,30 @@ import (
 // RETRACE_TEST_ROLE set, it plays that role instead of running tests.
 func TestMain(m *testing.M) {
 	if role := os.Getenv("RETRACE_TEST_ROLE"); role != "" {
-		if err := playRole(role, os.Getenv("RETRACE_TEST_DB"), os.Getenv("RETRACE_TEST_SESSION")); err != nil {
+		if err := runRole(role, os.Getenv("RETRACE_TEST_DB"), os.Getenv("RETRACE_TEST_SESSION")); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// runRole plays one of the parts a test asks a second process to play.
+func runRole(role, path, id string) error {
+	switch role {
+	case "crash-writer":
+		return crashWriter(path, id)
+	case "script-writer":
+		return scriptWriter(path)
+	case "flock-holder":
+		return holdFlock(os.Getenv("RETRACE_TEST_LOCKFILE"))
+	case "bolt-holder":
+		return holdBolt(path)
+	case "damage-probe":
+		return damageProbe(path, strings.Split(id, ","))
+	}
+	return playRole(role, path, id)
 }
 
 func playRole(role, path, id string) error {
@@ -184,7 +203,8 @@ func TestSecondWriterIsRefusedAndKillReleases(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	err = st.Claim(context.Background(), id)
+	took, err := within(t, 10*time.Second, func() error { return st.Claim(context.Background(), id) })
+	t.Logf("refused in %.1f ms", float64(took.Microseconds())/1000)
 	var be *storage.BusyError
 	if !errors.As(err, &be) || be.PID != holder.Process.Pid {
 		t.Fatalf("claim of a held session: %v (holder pid %d)", err, holder.Process.Pid)
@@ -202,5 +222,158 @@ func TestSecondWriterIsRefusedAndKillReleases(t *testing.T) {
 	_ = holder.Wait()
 	if err := st.Claim(context.Background(), id); err != nil {
 		t.Fatalf("claim after the holder was killed: %v", err)
+	}
+}
+
+// within runs fn and returns its error and how long it took. If fn has not
+// returned after limit, the test fails there: nothing may wait forever.
+func within(t *testing.T, limit time.Duration, fn func() error) (time.Duration, error) {
+	t.Helper()
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		return time.Since(start), err
+	case <-time.After(limit):
+		t.Fatalf("still waiting after %s", limit)
+		return 0, nil
+	}
+}
+
+// holdFlock is a process that takes an exclusive flock on path, says
+// "locked", and holds it until it is killed or its stdin closes: a retrace
+// stuck in the middle of a transaction.
+func holdFlock(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return err
+	}
+	fmt.Println("locked")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return nil
+}
+
+// holdBolt is another program with the database open in bbolt (the bbolt
+// CLI, say), holding bbolt's own lock until it is killed or its stdin
+// closes.
+func holdBolt(path string) error {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	fmt.Println("locked")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return nil
+}
+
+// startHolder starts a helper that holds a lock and returns once it says
+// so; the helper is killed when the test ends.
+func startHolder(t *testing.T, cmd *exec.Cmd) *exec.Cmd {
+	t.Helper()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if _, err := cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	_, err = within(t, time.Minute, func() error {
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err == nil && strings.TrimSpace(line) != "locked" {
+			err = fmt.Errorf("the holder said %q", line)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+// Nothing ever waits forever on the file: with another process holding
+// the database's lock (or the gate to it, or bbolt's own lock on the file)
+// and never letting go, every operation gives up after its lock timeout
+// with an error wrapping storage.ErrLocked that names the file; when the
+// holder dies, the same operations go through.
+func TestNothingWaitsForeverOnTheFileLock(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	cases := []struct {
+		name   string
+		holder func(t *testing.T, path string) *exec.Cmd
+	}{
+		{"another retrace holds the database lock", func(t *testing.T, path string) *exec.Cmd {
+			return helperCmd(t, "flock-holder", path, "", "RETRACE_TEST_LOCKFILE="+filepath.Join(path+".locks", "db"))
+		}},
+		{"another retrace holds the gate to it", func(t *testing.T, path string) *exec.Cmd {
+			return helperCmd(t, "flock-holder", path, "", "RETRACE_TEST_LOCKFILE="+filepath.Join(path+".locks", "gate"))
+		}},
+		{"another program has the file open in bbolt", func(t *testing.T, path string) *exec.Cmd {
+			return helperCmd(t, "bolt-holder", path, "")
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "retrace.db")
+			id := newSessions(t, path, 1)[0]
+			st, err := boltstore.Open(path, boltstore.Options{LockTimeout: timeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			head, err := st.Head(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			holder := startHolder(t, c.holder(t, path))
+
+			ops := []struct {
+				name string
+				fn   func() error
+			}{
+				{"open", func() error {
+					s, err := boltstore.Open(path, boltstore.Options{LockTimeout: timeout})
+					if err == nil {
+						s.Close()
+					}
+					return err
+				}},
+				{"sessions", func() error { _, err := st.Sessions(ctx); return err }},
+				{"head", func() error { _, err := st.Head(ctx, id); return err }},
+				{"commit", func() error { _, err := storage.Commit(ctx, st, head, chatEvent(head, 0)); return err }},
+				{"set head", func() error { return st.SetHead(ctx, id, 0) }},
+				{"create", func() error { _, err := st.Create(ctx, storage.NewSession{}); return err }},
+			}
+			var took []string
+			for _, op := range ops {
+				d, err := within(t, 10*time.Second, op.fn)
+				if !errors.Is(err, storage.ErrLocked) || !strings.Contains(err.Error(), path) || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("%s while the file is held: want one line wrapping storage.ErrLocked naming %s, got %v", op.name, path, err)
+				}
+				took = append(took, fmt.Sprintf("%s %.0f ms", op.name, float64(d.Microseconds())/1000))
+			}
+			t.Logf("lock timeout %s; gave up after: %s", timeout, strings.Join(took, ", "))
+
+			if err := holder.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			_ = holder.Wait()
+			for _, op := range ops {
+				if _, err := within(t, 10*time.Second, op.fn); err != nil {
+					t.Fatalf("%s after the holder died: %v", op.name, err)
+				}
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package boltstore
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -29,6 +30,20 @@ func (s *Store) session(tx *bolt.Tx, id string) (*bolt.Bucket, infoRecord, error
 	return b, rec, nil
 }
 
+// listedSession is session for a key found by walking the sessions
+// bucket. There, a key that is no id retrace makes, or one that cannot be
+// looked up again, is damage, not a missing session.
+func (s *Store) listedSession(tx *bolt.Tx, k []byte) (*bolt.Bucket, infoRecord, error) {
+	if !validID.Match(k) {
+		return nil, infoRecord{}, &storage.CorruptError{Path: s.path, Reason: fmt.Sprintf("a session's id %q is malformed", k)}
+	}
+	b, rec, err := s.session(tx, string(k))
+	if errors.Is(err, storage.ErrSessionNotFound) {
+		return nil, infoRecord{}, &storage.CorruptError{Path: s.path, Session: string(k), Reason: "it is listed among the sessions but cannot be looked up: the list is damaged"}
+	}
+	return b, rec, err
+}
+
 func putInfo(b *bolt.Bucket, rec infoRecord) error {
 	value, err := encodeInfo(rec)
 	if err != nil {
@@ -45,7 +60,7 @@ func (s *Store) allSessions(tx *bolt.Tx, prefix []byte) ([]storage.SessionInfo, 
 		if v != nil {
 			continue // not a bucket: nothing of ours
 		}
-		_, rec, err := s.session(tx, string(k))
+		_, rec, err := s.listedSession(tx, k)
 		if err != nil {
 			return nil, err
 		}

@@ -21,7 +21,7 @@ import (
 // Options tune a Store. The zero value is what retrace uses.
 type Options struct {
 	// LockTimeout bounds how long an operation waits while another
-	// process has a transaction open on the file. Default 5 s.
+	// process has a transaction open on the file. Default 1.5 s.
 	LockTimeout time.Duration
 	// Now is the clock for times the store sets itself (session creation
 	// and head moves). Default time.Now.
@@ -62,7 +62,9 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	if opts.LockTimeout <= 0 {
-		opts.LockTimeout = 5 * time.Second
+		// Transactions take milliseconds; a process that holds the file
+		// for 1.5 s is stuck, and a busy error beats a hang.
+		opts.LockTimeout = 1500 * time.Millisecond
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

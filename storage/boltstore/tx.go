@@ -77,10 +77,15 @@ func (s *Store) withFile(ctx context.Context, write bool, fn func(*bolt.DB) erro
 			return err
 		}
 	}
-	if err := checkFile(s.path); err != nil {
+	if _, err := checkFile(s.path); err != nil {
 		return err
 	}
 	if !s.schemaOK {
+		// The first operation of a Store reads the whole structure before
+		// bbolt follows any pointer in it (see checkPages).
+		if err := checkPages(s.path); err != nil {
+			return err
+		}
 		if err := s.checkSchema(); err != nil {
 			return err
 		}
@@ -118,6 +123,8 @@ func (s *Store) lockDB(ctx context.Context, exclusive, required bool) (*os.File,
 		}
 		return nil, fmt.Errorf("cannot write beside the database %s: %w", s.path, err)
 	}
+	// One deadline for both locks: the wait a caller sees is LockTimeout.
+	deadline := time.Now().Add(s.opts.LockTimeout)
 	gate, err := lockFile(ctx, filepath.Join(s.locks, gateLockName), true, s.opts.LockTimeout)
 	if err != nil {
 		if !required && (errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EROFS)) {
@@ -126,7 +133,7 @@ func (s *Store) lockDB(ctx context.Context, exclusive, required bool) (*os.File,
 		return nil, err
 	}
 	defer gate.Close()
-	return lockFile(ctx, filepath.Join(s.locks, dbLockName), exclusive, s.opts.LockTimeout)
+	return lockFile(ctx, filepath.Join(s.locks, dbLockName), exclusive, max(time.Until(deadline), time.Millisecond))
 }
 
 // open runs fn with the file opened by bbolt, turning bbolt's panics, and
@@ -176,6 +183,13 @@ func (s *Store) checkSchema() error {
 	case schema > schemaVersion:
 		return fmt.Errorf("%s: %w (schema %d; this retrace reads up to %d): upgrade retrace", s.path, storage.ErrTooNew, schema, schemaVersion)
 	case schema < schemaVersion:
+		// A migration writes: check the file first, as before any write.
+		// An old file holds no records of ours to check, but bbolt's
+		// structure must be sound (a damaged file can pass for an empty
+		// one, schema 0, when its root points to an empty page).
+		if err := s.open(true, func(db *bolt.DB) error { return db.View(s.checkStructure) }); err != nil {
+			return err
+		}
 		if err := s.open(false, func(db *bolt.DB) error {
 			return db.Update(func(tx *bolt.Tx) error { return migrate(tx, schema) })
 		}); err != nil {

@@ -28,21 +28,21 @@ func Verify(ctx context.Context, path string) error {
 	return err
 }
 
-// checkAll runs bbolt's page check and checks every record's checksum,
-// header and parent link, and each session's count. With events set it
-// also decodes every event.
+// checkAll checks the file's structure (checkStructure), then every
+// record's checksum, header and parent link, and each session's count.
+// With events set it also decodes every event.
 func (s *Store) checkAll(tx *bolt.Tx, events bool) error {
-	var problems []error
-	for err := range tx.Check() {
-		problems = append(problems, &storage.CorruptError{Path: s.path, Reason: "bbolt check: " + err.Error()})
+	if err := s.checkStructure(tx); err != nil {
+		return err
 	}
+	var problems []error
 	c := tx.Bucket(sessionsBucket).Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if v != nil {
 			problems = append(problems, &storage.CorruptError{Path: s.path, Reason: fmt.Sprintf("stray key %q among the sessions", k)})
 			continue
 		}
-		if err := s.verifySession(tx, string(k), events); err != nil {
+		if err := s.verifySession(tx, k, events); err != nil {
 			problems = append(problems, err)
 		}
 	}
@@ -53,11 +53,12 @@ func (s *Store) checkAll(tx *bolt.Tx, events bool) error {
 	return nil
 }
 
-func (s *Store) verifySession(tx *bolt.Tx, id string, events bool) error {
-	b, rec, err := s.session(tx, id)
+func (s *Store) verifySession(tx *bolt.Tx, k []byte, events bool) error {
+	b, rec, err := s.listedSession(tx, k)
 	if err != nil {
 		return err
 	}
+	id := string(k)
 	n := 0
 	err = s.eachCheckpoint(b.Bucket(versionsBucket), id, func(v int, _ header, raw []byte) error {
 		n++
@@ -79,4 +80,23 @@ func (s *Store) verifySession(tx *bolt.Tx, id string, events bool) error {
 		return &storage.CorruptError{Path: s.path, Session: id, Reason: fmt.Sprintf("it records %d versions but holds %d", rec.Versions, n)}
 	}
 	return nil
+}
+
+// checkStructure checks the file as bbolt sees it, before anything of
+// retrace's: our walk of every page, then bbolt's own check. tx.Check
+// follows every pointer in the file from a goroutine of its own, where a
+// fault cannot be recovered, so the walk comes first and the check runs
+// only if it passed. It returns the first problem, in one line; the rest
+// are usually its echoes.
+func (s *Store) checkStructure(tx *bolt.Tx) error {
+	if err := checkPages(s.path); err != nil {
+		return err
+	}
+	var first error
+	for err := range tx.Check() {
+		if first == nil {
+			first = &storage.CorruptError{Path: s.path, Reason: "bbolt check: " + err.Error()}
+		}
+	}
+	return first
 }

@@ -41,6 +41,7 @@ var commands = []command{
 	{name: "rollback", args: "ID VERSION", nargs: 2, summary: "move a session's head back to VERSION; the next message starts a new branch", setup: rollbackCmd},
 	{name: "export", args: "ID", nargs: 1, summary: "write a session to stdout as JSON (every version) or markdown (the head)", setup: exportCmd},
 	{name: "rm", args: "ID", nargs: 1, summary: "delete a session and all its versions", setup: rmCmd},
+	{name: "recover", args: "NEW.db", nargs: 1, summary: "copy every intact session and version of a damaged database (--db) into a new file", setup: recoverCmd},
 	{name: "bench", summary: "measure the store on a simulated long chat in a fresh file", setup: benchCmd},
 	{name: "model-server", summary: "serve retrace's scripted demo model, an OpenAI-compatible endpoint that needs no key", setup: modelServerCmd},
 }
@@ -202,6 +203,8 @@ func explain(err error) string {
 		return err.Error() + " ('retrace log ID' shows them)"
 	case errors.Is(err, context.Canceled):
 		return "interrupted"
+	case errors.Is(err, storage.ErrCorrupt):
+		return err.Error() + " ('retrace recover --db FILE NEW.db' copies what is intact into a new file)"
 	}
 	return err.Error()
 }

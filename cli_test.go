@@ -358,3 +358,29 @@ func sum(t *testing.T, path string) [32]byte {
 	}
 	return sha256.Sum256(b)
 }
+
+func TestRecoverCommand(t *testing.T) {
+	db, forked, other := fixture(t)
+	b, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte("explain instead"))
+	b[i] ^= 0x20
+	if err := os.WriteFile(db, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := retrace(t, "show", forked, "--db", db)
+	if r.code != exitError || !strings.Contains(r.stderr, "retrace recover") {
+		t.Fatalf("a damaged record should point to recover: %q", r.stderr)
+	}
+	out := filepath.Join(t.TempDir(), "recovered.db")
+	r = retrace(t, "recover", out, "--db", db).ok(t)
+	if !strings.Contains(r.stdout, "recovered 2 sessions") || !strings.Contains(r.stdout, "session "+forked+" lost v5, v6") {
+		t.Fatalf("recover said:\n%s", r.stdout)
+	}
+	retrace(t, "show", other, "--db", out).ok(t)
+	if s := retrace(t, "show", forked, "--db", out).ok(t).stdout; !strings.Contains(s, "fix it") {
+		t.Fatalf("the damaged session continues from its newest intact version:\n%s", s)
+	}
+}

@@ -188,4 +188,3 @@ func write(ctx context.Context, dst string, sessions []salvaged) (Recovered, err
 	}
 	return r, Verify(ctx, dst)
 }
-

@@ -24,8 +24,7 @@ func TestMain(m *testing.M) {
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
-	requests, violations := llmtest.Stats()
-	fmt.Printf("llmtest: %d requests checked against strict servers' rules, %d rejected\n", requests, violations)
+	fmt.Println(llmtest.Summary())
 	os.Exit(code)
 }
 

@@ -137,7 +137,7 @@ func (d *driver) start(task func(ctx context.Context, a *agent.Agent) (state.Sta
 		d.cancel = nil
 		d.mu.Unlock()
 		cancel()
-		d.send(tui.TaskDoneMsg{Err: err, Session: d.Session(), Head: d.Head()})
+		d.send(tui.TaskDoneMsg{Err: err, Interrupted: errors.Is(err, agent.ErrInterrupted), Session: d.Session(), Head: d.Head()})
 	}()
 	return nil
 }

@@ -134,9 +134,10 @@ type NoticeMsg struct{ Text string }
 // It carries the session as the task left it, read off the UI's
 // goroutine.
 type TaskDoneMsg struct {
-	Err     error
-	Session SessionInfo
-	Head    state.State
+	Err         error
+	Interrupted bool // the person cancelled it; Err says so too
+	Session     SessionInfo
+	Head        state.State
 }
 
 // ApprovalMsg asks the person about a gated tool call. Answer with

@@ -164,7 +164,7 @@ func TestSendCancelAndStream(t *testing.T) {
 	if f.cancelled != 1 {
 		t.Fatal("Esc must cancel the running task")
 	}
-	m.Update(TaskDoneMsg{Err: fmt.Errorf("interrupted")})
+	m.Update(TaskDoneMsg{Err: fmt.Errorf("cancelled"), Interrupted: true})
 	if m.running || !strings.Contains(m.notice, "interrupted") {
 		t.Fatalf("after the task: running %v notice %q", m.running, m.notice)
 	}

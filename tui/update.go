@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -64,7 +63,7 @@ func (m *Model) handleTaskDone(msg TaskDoneMsg) tea.Cmd {
 	switch {
 	case msg.Err == nil:
 		m.errText = ""
-	case errors.Is(msg.Err, errInterrupted) || strings.Contains(msg.Err.Error(), "interrupted"):
+	case msg.Interrupted:
 		m.notice = "interrupted: what streamed is kept; send a message to go on"
 	default:
 		m.errText = msg.Err.Error()
@@ -74,9 +73,6 @@ func (m *Model) handleTaskDone(msg TaskDoneMsg) tea.Cmd {
 	}
 	return nil
 }
-
-// errInterrupted is how a driver may report a cancelled task.
-var errInterrupted = errors.New("interrupted")
 
 func (m *Model) handleApproval(msg ApprovalMsg) tea.Cmd {
 	m.approval = &msg

@@ -12,7 +12,6 @@ import (
 // scenarios, each checked against strict servers' rules.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	requests, violations := llmtest.Stats()
-	fmt.Printf("llmtest: %d requests checked against strict servers' rules, %d rejected\n", requests, violations)
+	fmt.Println(llmtest.Summary())
 	os.Exit(code)
 }

@@ -2,6 +2,7 @@ package llmtest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -129,6 +130,12 @@ var checked, rejected atomic.Int64
 // Stats reports the requests checked by every server of this process so
 // far, and the rule violations found in them.
 func Stats() (requests, violations int64) { return checked.Load(), rejected.Load() }
+
+// Summary is Stats as the line a test binary prints at its end.
+func Summary() string {
+	requests, violations := Stats()
+	return fmt.Sprintf("llmtest: %d requests checked against strict servers' rules, %d rejected", requests, violations)
+}
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)

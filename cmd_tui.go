@@ -87,7 +87,7 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	d.Attach(p.Send)
 	_, runErr := p.Run()
 	d.Cancel()
-	return farewell(ctx, c, st, d.info.ID, runErr)
+	return farewell(ctx, c, st, d.info.ID, f.demo, runErr)
 }
 
 // chooseSession picks the session to open: -r's, -c's latest, or a new one.
@@ -109,7 +109,7 @@ func chooseSession(ctx context.Context, st *boltstore.Store, f tuiFlags, cfg con
 }
 
 // farewell says how to come back, and drops a session left empty.
-func farewell(ctx context.Context, c *cli, st *boltstore.Store, id string, runErr error) error {
+func farewell(ctx context.Context, c *cli, st *boltstore.Store, id string, demo bool, runErr error) error {
 	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) && !errors.Is(runErr, context.Canceled) {
 		return fmt.Errorf("interface: %w", runErr)
 	}
@@ -121,7 +121,11 @@ func farewell(ctx context.Context, c *cli, st *boltstore.Store, id string, runEr
 		_ = st.Delete(ctx, id) // never used: nothing to come back to
 		return nil
 	}
-	fmt.Fprintf(c.stdout, "session %s · v%d of %d · 'retrace -r %s' resumes it\n", short(id), info.Head, info.Versions, short(id))
+	resume := "retrace -r " + short(id)
+	if demo {
+		resume = "retrace --demo -r " + short(id)
+	}
+	fmt.Fprintf(c.stdout, "session %s · v%d of %d · '%s' resumes it\n", short(id), info.Head, info.Versions, resume)
 	return nil
 }
 

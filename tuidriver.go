@@ -143,9 +143,7 @@ func (d *driver) start(task func(ctx context.Context, a *agent.Agent) (state.Sta
 }
 
 func (d *driver) Submit(text string) error {
-	if d.info.Title == "" {
-		d.setTitle(text)
-	}
+	d.setTitle(text)
 	return d.start(func(ctx context.Context, a *agent.Agent) (state.State, error) {
 		if err := a.Interrupt(ctx, "a new message replaced this unfinished task"); err != nil {
 			return a.State(), err
@@ -205,10 +203,6 @@ func (d *driver) Tree() (tui.Tree, error) {
 		return tui.Tree{}, err
 	}
 	out := tui.Tree{Head: t.Head}
-	for _, n := range t.Nodes {
-		out.Nodes = append(out.Nodes, tui.TreeNode{Version: n.Version, Parent: n.Parent, Branch: n.Branch,
-			Event: n.Event, Phase: n.Phase, At: n.At, Current: n.Current})
-	}
 	for _, b := range t.Branches {
 		out.Branches = append(out.Branches, tui.Branch{ID: b.ID, Fork: b.Fork, First: b.First, Tip: b.Tip, Versions: b.Versions, Current: b.Current})
 	}
@@ -334,6 +328,9 @@ func (d *driver) Compact() error {
 func (d *driver) setTitle(text string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.info.Title != "" {
+		return
+	}
 	d.info.Title = oneLineTitle(text)
 	if err := d.store.Rename(d.ctx, d.info.ID, d.info.Title); err != nil {
 		d.send(tui.NoticeMsg{Text: "could not set the title: " + err.Error()})

@@ -86,7 +86,13 @@ func (m *Model) command(line string) tea.Cmd {
 			m.notice = "usage: /model NAME"
 			return nil
 		}
-		return m.withNotice(func() error { return m.d.SetModel(args[0]) }, "model: "+args[0])
+		name := args[0]
+		return func() tea.Msg {
+			if err := m.d.SetModel(name); err != nil {
+				return errMsg{err}
+			}
+			return modelMsg{name: name}
+		}
 	case "/export":
 		return m.export(args)
 	case "/compact":
@@ -136,6 +142,15 @@ func (m *Model) export(args []string) tea.Cmd {
 		}
 		return NoticeMsg{Text: "exported to " + where}
 	}
+}
+
+// modelMsg says the model changed.
+type modelMsg struct{ name string }
+
+func (m *Model) handleModel(msg modelMsg) tea.Cmd {
+	m.session.Model = msg.name
+	m.notice = "model: " + msg.name
+	return nil
 }
 
 // withNotice runs a driver call in a command and says done when it is.

@@ -28,7 +28,17 @@ func (d *detailView) setBody(body []string) {
 	d.body, d.wrapped, d.wrapWidth = body, nil, 0
 }
 
+// lines is the visible part, in the detail style.
 func (d *detailView) lines(st *themes.Styles, width, height int) []string {
+	out := d.window(width, height)
+	for i, l := range out {
+		out[i] = st.Tools.DetailBody.Render(l)
+	}
+	return out
+}
+
+// window is the visible part of the body, plain, wrapped to width.
+func (d *detailView) window(width, height int) []string {
 	if d.wrapped == nil || d.wrapWidth != width {
 		d.wrapped, d.wrapWidth = nil, width
 		for _, l := range d.body {
@@ -38,11 +48,7 @@ func (d *detailView) lines(st *themes.Styles, width, height int) []string {
 	all := d.wrapped
 	d.offset = min(d.offset, max(len(all)-height, 0))
 	end := min(d.offset+height, len(all))
-	out := make([]string, 0, height)
-	for _, l := range all[d.offset:end] {
-		out = append(out, st.Tools.DetailBody.Render(l))
-	}
-	return out
+	return append([]string(nil), all[d.offset:end]...)
 }
 
 func (m *Model) openToolDetail() tea.Cmd {
@@ -139,7 +145,7 @@ func (m *Model) approvalBox(width, height int) []string {
 		if m.detail.body == nil {
 			m.detail.setBody(strings.Split(inert(body), "\n"))
 		}
-		for _, l := range m.detail.lines(&m.st, inner, room) {
+		for _, l := range m.detail.window(inner, room) {
 			mid = append(mid, diffStyle(d, l))
 		}
 	}
@@ -149,17 +155,16 @@ func (m *Model) approvalBox(width, height int) []string {
 }
 
 // diffStyle colours a unified diff line by its first character.
-func diffStyle(d themes.DialogStyles, styled string) string {
-	plain := strings.TrimLeft(ansiStripForSelect(styled), " ")
+func diffStyle(d themes.DialogStyles, line string) string {
 	switch {
-	case strings.HasPrefix(plain, "+++"), strings.HasPrefix(plain, "---"):
-		return d.Muted.Render(ansiStripForSelect(styled))
-	case strings.HasPrefix(plain, "+"):
-		return d.DiffAdd.Render(ansiStripForSelect(styled))
-	case strings.HasPrefix(plain, "-"):
-		return d.DiffDel.Render(ansiStripForSelect(styled))
-	case strings.HasPrefix(plain, "@@"):
-		return d.DiffHunk.Render(ansiStripForSelect(styled))
+	case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
+		return d.Muted.Render(line)
+	case strings.HasPrefix(line, "+"):
+		return d.DiffAdd.Render(line)
+	case strings.HasPrefix(line, "-"):
+		return d.DiffDel.Render(line)
+	case strings.HasPrefix(line, "@@"):
+		return d.DiffHunk.Render(line)
 	}
-	return d.DiffContext.Render(ansiStripForSelect(styled))
+	return d.DiffContext.Render(line)
 }

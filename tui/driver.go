@@ -81,20 +81,10 @@ type Version struct {
 	Phase           state.Phase // after the event
 }
 
-// Tree is the version tree of the open session.
+// Tree is the version tree of the open session, as its branches.
 type Tree struct {
 	Head     int
-	Nodes    []TreeNode
 	Branches []Branch
-}
-
-// TreeNode is one version in the tree.
-type TreeNode struct {
-	Version, Parent, Branch int
-	Event                   state.EventKind
-	Phase                   state.Phase
-	At                      time.Time
-	Current                 bool // on the path from the root to the head
 }
 
 // Branch is a chain of versions.

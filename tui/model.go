@@ -183,6 +183,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.handleEditor(msg)
 	case tickMsg:
 		return m, m.handleTick()
+	case modelMsg:
+		return m, m.handleModel(msg)
 	}
 	return m, m.input.Update(msg)
 }

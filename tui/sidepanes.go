@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"retrace/state"
 	"retrace/themes"
 )
@@ -103,7 +105,7 @@ func (t *toolList) lines(st *themes.Styles, log []state.ToolCall, width, height 
 	for i := first; i < len(log) && len(out) < height; i++ {
 		line := toolLine(st, log[i], width)
 		if focused && i == sel {
-			line = st.Tools.Selected.Render(fit(ansiStripForSelect(line), width))
+			line = st.Tools.Selected.Render(fit(ansi.Strip(line), width)) // the selection's colours, whole
 		}
 		out = append(out, line)
 	}

@@ -134,7 +134,3 @@ func joinColumns(cols ...[]string) []string {
 }
 
 func visibleWidth(s string) int { return ansi.StringWidth(s) }
-
-// ansiStripForSelect removes styling so a selected row takes the
-// selection's colours whole.
-func ansiStripForSelect(s string) string { return ansi.Strip(s) }

@@ -354,3 +354,15 @@ func TestControlSequencesAreInert(t *testing.T) {
 		t.Fatal("the sequence is shown as text")
 	}
 }
+
+func TestModelCommandUpdatesTheStatusLine(t *testing.T) {
+	m := newModel(t, newFake(richSession()...), "dark", 120, 40)
+	for _, r := range "/model gpt-other" {
+		press(m, string(r))
+	}
+	_, cmd := m.Update(keyMsg("enter"))
+	run(m, cmd)
+	if s := plain(m.statusLine()); !strings.Contains(s, "gpt-other") {
+		t.Fatalf("the status line still names the old model: %q", s)
+	}
+}

@@ -77,32 +77,51 @@ func TestEndToEndInTmux(t *testing.T) {
 	}
 }
 
-// tmux is one tmux session running a command in a 120×40 terminal.
-type tmux struct{ name string }
+// tmux is one terminal: a private tmux server, on its own socket, running a
+// command in a 120×40 window.
+//
+// Each terminal gets its own server because a server exits when its last
+// session ends: a new-session sent to a shared server that is just then
+// shutting down fails with "server exited unexpectedly" (CI saw it between
+// the two halves of the test above). A private socket also keeps the test
+// away from the user's own tmux server and its configuration.
+type tmux struct{ socket string }
 
 func newTmux(t *testing.T, command string) *tmux {
 	t.Helper()
-	name := fmt.Sprintf("retrace-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())
-	if out, err := exec.Command("tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40", command).CombinedOutput(); err != nil {
+	// A Unix socket path is limited to about 100 bytes, so it lives in a
+	// short directory of its own rather than under t.TempDir's long name.
+	dir, err := os.MkdirTemp("", "rt-tmux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := &tmux{socket: filepath.Join(dir, "s")}
+	t.Cleanup(func() {
+		tm.close()
+		os.RemoveAll(dir)
+	})
+	if out, err := tm.run("-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", command); err != nil {
 		t.Fatalf("tmux: %v\n%s", err, out)
 	}
-	tm := &tmux{name: name}
-	t.Cleanup(tm.close)
 	return tm
 }
 
-func (tm *tmux) close() { _ = exec.Command("tmux", "kill-session", "-t", tm.name).Run() }
+func (tm *tmux) run(args ...string) ([]byte, error) {
+	return exec.Command("tmux", append([]string{"-S", tm.socket}, args...)...).CombinedOutput()
+}
+
+func (tm *tmux) close() { _, _ = tm.run("kill-server") }
 
 func (tm *tmux) send(t *testing.T, keys ...string) {
 	t.Helper()
-	if out, err := exec.Command("tmux", append([]string{"send-keys", "-t", tm.name}, keys...)...).CombinedOutput(); err != nil {
+	if out, err := tm.run(append([]string{"send-keys"}, keys...)...); err != nil {
 		t.Fatalf("send-keys %q: %v\n%s", keys, err, out)
 	}
 }
 
 func (tm *tmux) screen(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command("tmux", "capture-pane", "-p", "-t", tm.name).CombinedOutput()
+	out, err := tm.run("capture-pane", "-p")
 	if err != nil {
 		t.Fatalf("capture-pane: %v\n%s", err, out)
 	}

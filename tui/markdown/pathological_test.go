@@ -1,33 +1,54 @@
 package markdown
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
-// TestPathologicalInputs renders 16 KB of repeated syntax that a naive
-// parser handles in quadratic time. Linear work takes a few milliseconds
-// here, quadratic work hundreds, so the generous bound does not flake on a
-// busy machine but does catch a regression.
+// pathologicalUnits are pieces of markdown syntax that a naive parser
+// handles in quadratic time when one of them is repeated many times.
+var pathologicalUnits = []string{
+	"[", "![", "[]", "[a](", "<a", "` ``", "*a ", "a* ", "**a ", "*", "_a", "a_", "\\",
+	"> ", "- ", "1. ", "  ", "```\n", "- a\n\n", " - x\n", "|", "a\u0301", "\uFE0F ", "中",
+}
+
+func repeatTo(unit string, size int) string {
+	return strings.Repeat(unit, size/len(unit)) + "x"
+}
+
+// TestPathologicalInputs renders 16 KiB of each repeated unit at three
+// widths and checks that the output keeps every rule of the renderer. How
+// long it takes is BenchmarkPathological's business.
 func TestPathologicalInputs(t *testing.T) {
-	const size = 16 << 10
 	st := benchStyles()
-	for _, unit := range []string{
-		"[", "![", "[]", "[a](", "<a", "` ``", "*a ", "a* ", "**a ", "*", "_a", "a_", "\\",
-		"> ", "- ", "1. ", "  ", "```\n", "- a\n\n", " - x\n", "|", "a\u0301", "\uFE0F ", "中",
-	} {
-		src := strings.Repeat(unit, size/len(unit)) + "x"
+	for _, unit := range pathologicalUnits {
+		src := repeatTo(unit, 16<<10)
 		for _, w := range []int{1, 3, 80} {
-			start := time.Now()
-			out := Render(src, w, st)
-			if d := time.Since(start); d > 100*time.Millisecond {
-				t.Errorf("%q x %d at width %d took %v", unit, size/len(unit), w, d)
-			}
-			if err := checkOutput(src, out, w); err != nil {
+			if err := checkOutput(src, Render(src, w, st), w); err != nil {
 				t.Errorf("%q at width %d: %v", unit, w, err)
 			}
+		}
+	}
+}
+
+// BenchmarkPathological renders each unit repeated to 16 and to 32 KiB.
+// Linear work doubles from one size to the next; a quadratic regression
+// shows as a fourfold step (and takes hundreds of milliseconds, not a few).
+//
+//	go test ./tui/markdown -run '^$' -bench Pathological
+func BenchmarkPathological(b *testing.B) {
+	st := benchStyles()
+	for _, unit := range pathologicalUnits {
+		for _, size := range []int{16 << 10, 32 << 10} {
+			src := repeatTo(unit, size)
+			b.Run(fmt.Sprintf("%q/%dKiB", unit, size>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(src)))
+				for b.Loop() {
+					Render(src, 80, st)
+				}
+			})
 		}
 	}
 }

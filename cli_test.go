@@ -384,3 +384,20 @@ func TestRecoverCommand(t *testing.T) {
 		t.Fatalf("the damaged session continues from its newest intact version:\n%s", s)
 	}
 }
+
+// show says which tools the person approved for the rest of the session,
+// because the agent will use them without asking.
+func TestShowNamesToolsApprovedForTheSession(t *testing.T) {
+	s := state.New("s1")
+	var out bytes.Buffer
+	renderState(&out, storage.SessionInfo{ID: "s1"}, s)
+	if strings.Contains(out.String(), "without asking") {
+		t.Fatalf("nothing approved, yet:\n%s", out.String())
+	}
+	s.Memory.AllowedTools = []string{"run_command", "write_file"}
+	out.Reset()
+	renderState(&out, storage.SessionInfo{ID: "s1"}, s)
+	if !strings.Contains(out.String(), "runs without asking (approved for the session): run_command, write_file") {
+		t.Fatalf("show:\n%s", out.String())
+	}
+}

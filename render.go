@@ -63,6 +63,9 @@ func renderState(w io.Writer, info storage.SessionInfo, s state.State) {
 			fmt.Fprintf(w, "  %s: %s\n", transcript.Inert(k), indent(transcript.Inert(m.Notes[k]), "    "))
 		}
 	}
+	if len(m.AllowedTools) > 0 {
+		fmt.Fprintf(w, "\nruns without asking (approved for the session): %s\n", transcript.Inert(strings.Join(m.AllowedTools, ", ")))
+	}
 	if len(m.ToolCalls) > 0 {
 		fmt.Fprintln(w, "\ntool calls")
 		for _, c := range m.ToolCalls {

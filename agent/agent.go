@@ -67,7 +67,9 @@ type Options struct {
 	ContextWindow int
 	// Workspace is named in the system prompt.
 	Workspace string
-	// Allowed lists gated tools that run without asking.
+	// Allowed lists gated tools that run without asking, from the
+	// configuration. Tools the person allows for the session are kept in
+	// the state instead.
 	Allowed []string
 	// RestartOK lets a model call that fails after output began start over
 	// (the caller can take back text it showed).

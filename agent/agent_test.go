@@ -257,6 +257,65 @@ func TestAllowedToolsAreNotAsked(t *testing.T) {
 	}
 }
 
+// "Approve for the session" is a checkpoint: a later call of the same tool
+// is not asked, in this task or the next, in this process or a resumed one;
+// rolled back to before the approval, the question comes again.
+func TestApprovalForTheSessionIsVersioned(t *testing.T) {
+	r := newRig(t, agent.Options{})
+	ctx := context.Background()
+	r.srv.Enqueue(
+		plan("write twice"),
+		llmtest.ToolCallReply(call("call_w1", "write_file", `{"path":"out.txt","content":"one"}`)),
+		llmtest.ToolCallReply(call("call_w2", "write_file", `{"path":"out.txt","content":"two"}`)),
+		llmtest.TextReply("Wrote it twice."),
+		llmtest.TextReply("out.txt holds two."),
+	)
+	r.approve.decisions = []agent.Decision{{Approved: true, Always: true}}
+	if _, err := r.agent().Send(ctx, "write out.txt twice"); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.file("out.txt"); got != "two" || len(r.approve.asked) != 1 {
+		t.Fatalf("out.txt = %q after %d questions; want two after one", got, len(r.approve.asked))
+	}
+
+	// A fresh agent on the stored head, as after a restart.
+	r.srv.Enqueue(
+		plan("write three"),
+		llmtest.ToolCallReply(call("call_w3", "write_file", `{"path":"out.txt","content":"three"}`)),
+		llmtest.TextReply("Wrote three."),
+		llmtest.TextReply("out.txt holds three."),
+	)
+	if _, err := r.agent().Send(ctx, "now three"); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.file("out.txt"); got != "three" || len(r.approve.asked) != 1 {
+		t.Fatalf("after a resume: out.txt = %q, asked %v", got, r.approve.asked)
+	}
+
+	// Back to the version that asked, before the answer.
+	tree, err := r.store.Tree(ctx, r.session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := -1
+	for _, n := range tree.Nodes {
+		if n.Event == state.ApprovalRequested && asked < 0 {
+			asked = n.Version
+		}
+	}
+	if err := r.store.SetHead(ctx, r.session, asked-1); err != nil {
+		t.Fatal(err)
+	}
+	r.srv.Enqueue(llmtest.TextReply("Not allowed."), llmtest.TextReply("I could not write."))
+	s, err := r.agent().Resume(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.approve.asked) != 2 || s.Memory.AllowedTools != nil || r.file("out.txt") != "three" {
+		t.Fatalf("after the rollback: asked %v, allowed %v, out.txt %q", r.approve.asked, s.Memory.AllowedTools, r.file("out.txt"))
+	}
+}
+
 func TestModelMistakesBecomeToolResults(t *testing.T) {
 	r := newRig(t, agent.Options{})
 	r.srv.Enqueue(

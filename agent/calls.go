@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"retrace/agent/tools"
@@ -14,6 +15,13 @@ import (
 // running when retrace stopped: it may or may not have had its effect, and
 // it is not run again behind anyone's back.
 const interruptedByCrash = "interrupted: retrace stopped while this call was running, so it did not finish and was not run again; check its effect before repeating it"
+
+// allowedWithoutAsking reports whether a gated tool runs without a
+// question: the configuration allows it, or the person approved it for the
+// rest of the session (which the state remembers across a resume).
+func (a *Agent) allowedWithoutAsking(s state.State, name string) bool {
+	return a.allowed[name] || slices.Contains(s.Memory.AllowedTools, name)
+}
 
 // runCalls settles the first open tool call; the loop comes back for the
 // next. One checkpoint per step, so a crash anywhere leaves a state that
@@ -39,7 +47,7 @@ func (a *Agent) runCalls(ctx context.Context, open []state.ToolRequest) error {
 	}
 	def, known := a.tools.Def(call.Name)
 	approved := logged && entry.Approval == state.Approved
-	if known && def.Gated && !approved && !a.allowed[call.Name] {
+	if known && def.Gated && !approved && !a.allowedWithoutAsking(s, call.Name) {
 		_, err := a.commit(ctx, state.Event{Kind: state.ApprovalRequested, Tool: &state.ToolCall{ID: call.ID}})
 		return err
 	}

@@ -144,10 +144,7 @@ func (a *Agent) decide(ctx context.Context, call state.ToolRequest) error {
 		_, err := a.commit(ctx, state.Event{Kind: state.ApprovalDenied, Tool: &state.ToolCall{ID: call.ID}, Text: d.Reason})
 		return err
 	}
-	if d.Always {
-		a.allowed[call.Name] = true
-	}
-	_, err = a.commit(ctx, state.Event{Kind: state.ApprovalGiven, Tool: &state.ToolCall{ID: call.ID}})
+	_, err = a.commit(ctx, state.Event{Kind: state.ApprovalGiven, Tool: &state.ToolCall{ID: call.ID}, Always: d.Always})
 	return err
 }
 

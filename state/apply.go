@@ -112,6 +112,9 @@ func (a *applier) check(ev Event) error {
 	if err := a.checkMessages(ev); err != nil {
 		return err
 	}
+	if ev.Always && ev.Kind != ApprovalGiven {
+		return invalid(ev.Kind, "only approval_given can allow a tool for the session")
+	}
 	switch ev.Kind {
 	case UserMessage:
 		if lastOfRole(ev.Messages, RoleUser) < 0 {
@@ -197,6 +200,10 @@ func (a *applier) change(ev Event) {
 		})
 	case ApprovalGiven:
 		a.upsertCall(ToolCall{ID: ev.Tool.ID}, func(c *ToolCall) { c.Approval = Approved })
+		if ev.Always {
+			req, _ := a.openRequest(ev)
+			a.allowTool(req.Name)
+		}
 	case ApprovalDenied:
 		a.upsertCall(ToolCall{ID: ev.Tool.ID}, func(c *ToolCall) { c.Approval = Denied })
 		req, _ := a.openRequest(ev)
@@ -232,6 +239,16 @@ func (a *applier) appendMessages(ms []Message) {
 	for _, m := range ms {
 		m.ToolCalls = cloneOrNil(m.ToolCalls)
 		a.s.History = append(a.s.History, m)
+	}
+}
+
+// allowTool adds name to the sorted set of tools allowed for the session.
+// The set is a handful of names, so it is copied rather than shared with
+// the parent state.
+func (a *applier) allowTool(name string) {
+	i, found := slices.BinarySearch(a.s.Memory.AllowedTools, name)
+	if !found {
+		a.s.Memory.AllowedTools = slices.Insert(slices.Clone(a.s.Memory.AllowedTools), i, name)
 	}
 }
 
@@ -369,6 +386,7 @@ func (s State) clone() State {
 	s.Memory.Plan = slices.Clone(s.Memory.Plan)
 	s.Memory.Notes = maps.Clone(s.Memory.Notes)
 	s.Memory.ToolCalls = slices.Clone(s.Memory.ToolCalls)
+	s.Memory.AllowedTools = slices.Clone(s.Memory.AllowedTools)
 	return s
 }
 

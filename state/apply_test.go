@@ -145,6 +145,41 @@ func TestApprovalDenialAnswersTheCall(t *testing.T) {
 	}
 }
 
+// Approving a tool for the session is part of the state: it outlives the
+// task, survives a JSON round trip (so a resumed session keeps it), and a
+// state from before the approval does not have it.
+func TestApprovalForTheSession(t *testing.T) {
+	asked := apply(t, executing(t), assistantCalls("w"), tool(state.ApprovalRequested, "w", t0))
+	always := tool(state.ApprovalGiven, "w", t0)
+	always.Always = true
+	s := apply(t, asked, always, assistantFinish("w"))
+	if want := []string{"read_file"}; !reflect.DeepEqual(s.Memory.AllowedTools, want) {
+		t.Fatalf("allowed tools %v, want %v", s.Memory.AllowedTools, want)
+	}
+	if asked.Memory.AllowedTools != nil {
+		t.Fatalf("the parent state gained %v", asked.Memory.AllowedTools)
+	}
+	once := apply(t, asked, tool(state.ApprovalGiven, "w", t0))
+	if once.Memory.AllowedTools != nil {
+		t.Fatalf("approving once allowed %v for the session", once.Memory.AllowedTools)
+	}
+
+	s = apply(t, s, state.Event{Kind: state.Failed, At: t0, Text: "stop"}, userMsg("next task"))
+	var back state.State
+	if err := json.Unmarshal([]byte(mustJSON(t, s)), &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Memory.AllowedTools, []string{"read_file"}) {
+		t.Fatalf("after a new task and a round trip: %v", back.Memory.AllowedTools)
+	}
+
+	deny := tool(state.ApprovalDenied, "w", t0)
+	deny.Always = true
+	if _, err := state.Apply(asked, deny); !errors.Is(err, state.ErrInvalidEvent) {
+		t.Fatalf("a denial for the session: got %v, want ErrInvalidEvent", err)
+	}
+}
+
 func TestNotesAndSteps(t *testing.T) {
 	s := apply(t, executing(t),
 		state.Event{Kind: state.NoteSet, At: t0, NoteKey: "lang", NoteValue: "go"},

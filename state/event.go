@@ -108,6 +108,7 @@ func (k *EventKind) UnmarshalText(b []byte) error {
 //	step_status        Step, Status
 //	step_completed     Step (marked done), Messages (optional)
 //	approval_*         Tool.ID (the call waiting for approval); Text (reason, optional)
+//	approval_given     Always (optional): the call's tool runs without asking for the rest of the session
 //	continue, replan   Messages (optional)
 //	failed             Text (what went wrong), Messages (optional)
 //	interrupted        Text (why, optional), Messages (what streamed so far)
@@ -127,5 +128,6 @@ type Event struct {
 	NoteValue string    `json:"note_value,omitempty"`
 	Text      string    `json:"text,omitempty"`
 	Through   int       `json:"through,omitempty"`
+	Always    bool      `json:"always,omitempty"`
 	Usage     Usage     `json:"usage,omitzero"`
 }

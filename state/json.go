@@ -64,6 +64,9 @@ func (m *WorkingMemory) UnmarshalJSON(b []byte) error {
 	if len(p.ToolCalls) == 0 {
 		p.ToolCalls = nil
 	}
+	if len(p.AllowedTools) == 0 {
+		p.AllowedTools = nil
+	}
 	*m = WorkingMemory(p)
 	return nil
 }

@@ -59,6 +59,11 @@ type WorkingMemory struct {
 	Plan        []Step            `json:"plan"`
 	Notes       map[string]string `json:"notes"`
 	ToolCalls   []ToolCall        `json:"tool_calls"`
+	// AllowedTools are the gated tools the person approved for the rest of
+	// the session, sorted. They live in the state, not in the process, so a
+	// resumed session keeps them and a rollback to before the approval
+	// takes them back.
+	AllowedTools []string `json:"allowed_tools,omitempty"`
 }
 
 // Step is one step of the plan.

@@ -122,7 +122,7 @@ func richSession() []state.Event {
 		{Kind: state.StepStatus, Step: 1, Status: state.StepActive},
 		{Kind: state.AssistantMessage, Messages: asst("", call("c2", "run_command", `{"command":"go build ./..."}`))},
 		{Kind: state.ApprovalRequested, Tool: &state.ToolCall{ID: "c2"}},
-		{Kind: state.ApprovalGiven, Tool: &state.ToolCall{ID: "c2"}},
+		{Kind: state.ApprovalGiven, Tool: &state.ToolCall{ID: "c2"}, Always: true},
 		{Kind: state.ToolStarted, Tool: &state.ToolCall{ID: "c2"}},
 		{Kind: state.ToolFinished, Tool: &state.ToolCall{ID: "c2", Result: "./main.go:6:14: undefined: greet\n", Error: "exit status 1", DurationMS: 412}},
 	}

@@ -35,6 +35,10 @@ func phaseLines(st *themes.Styles, s state.State, since, now time.Time, width in
 		}
 		out = append(out, p.Detail.Render("ctrl+r retries the last message"))
 	}
+	if len(s.Memory.AllowedTools) > 0 {
+		// Last, so a small pane cuts this before the error and its remedy.
+		out = append(out, p.Detail.Render(clip(inert("runs without asking: "+strings.Join(s.Memory.AllowedTools, ", ")), width)))
+	}
 	return out
 }
 

@@ -296,8 +296,13 @@ func describe(ev state.Event, phase state.Phase) string {
 		}
 	case state.PlanSet:
 		what = fmt.Sprintf("plan set: %d steps", len(ev.Plan))
-	case state.ToolStarted, state.ApprovalRequested, state.ApprovalGiven:
+	case state.ToolStarted, state.ApprovalRequested:
 		what = fmt.Sprintf("%s %s", ev.Kind, ev.Tool.ID)
+	case state.ApprovalGiven:
+		what = "approved " + ev.Tool.ID
+		if ev.Always {
+			what += ", and its tool for the rest of the session"
+		}
 	case state.ToolFinished:
 		what = "tool finished " + ev.Tool.ID
 		if ev.Tool.Error != "" {

@@ -147,7 +147,12 @@ func (g gen) executing() state.Event {
 
 func (g gen) awaiting() state.Event {
 	id := g.s.OpenCalls()[0].ID
-	if g.chance(70) {
+	// One draw decides, as it did before Always existed, so a seed still
+	// gives the script it always gave, with some approvals now for good.
+	switch r := g.rng.IntN(100); {
+	case r < 20:
+		return state.Event{Kind: state.ApprovalGiven, Tool: &state.ToolCall{ID: id}, Always: true}
+	case r < 70:
 		return state.Event{Kind: state.ApprovalGiven, Tool: &state.ToolCall{ID: id}}
 	}
 	return state.Event{Kind: state.ApprovalDenied, Tool: &state.ToolCall{ID: id}, Text: "not now"}

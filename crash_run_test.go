@@ -59,6 +59,13 @@ func (e *crashEnv) start(t *testing.T, args ...string) (*exec.Cmd, *bufio.Reader
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+	// A test that waits for output must not wait forever when it never
+	// comes: the pipe is an *os.File, which takes a deadline.
+	if f, ok := out.(*os.File); ok {
+		if err := f.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return c, bufio.NewReader(out)
 }
 
@@ -227,7 +234,7 @@ func readUntil(t *testing.T, r *bufio.Reader, want string) string {
 		if err == io.EOF {
 			break
 		} else if err != nil {
-			t.Fatal(err)
+			t.Fatalf("waiting for %q on stdout, got %q: %v", want, b.String(), err)
 		}
 	}
 	return b.String()

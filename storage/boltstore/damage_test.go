@@ -295,6 +295,32 @@ func TestSchema(t *testing.T) {
 }
 
 // A new database is private: the file 0600, its directories 0700.
+// Reading a database that does not exist finds no sessions and writes
+// nothing: not the file, not its directory, not the lock directory.
+func TestReadingAMissingFileCreatesNothing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "typo.db")
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	if list, err := st.Sessions(ctx); err != nil || len(list) != 0 {
+		t.Fatalf("sessions of a missing file: %v, %v", list, err)
+	}
+	if _, err := st.Resolve(ctx, "ab"); !errors.Is(err, storage.ErrSessionNotFound) {
+		t.Fatalf("resolve in a missing file: %v", err)
+	}
+	if err := boltstore.Verify(ctx, path); err != nil {
+		t.Fatalf("verify a missing file: %v", err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 0 {
+		t.Fatalf("reads left %v behind (%v)", entries, err)
+	}
+}
+
 func TestNewFilePermissions(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data", "retrace", "retrace.db")
 	st, err := boltstore.Open(path, boltstore.Options{})

@@ -59,6 +59,11 @@ func (s *Store) withFile(ctx context.Context, write bool, fn func(*bolt.DB) erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// A read of a file that does not exist finds nothing and leaves
+	// nothing behind: no lock directory beside a mistyped --db path.
+	if _, err := os.Stat(s.path); !write && isNotExist(err) {
+		return errNoFile
+	}
 	// The first operation of a Store may have to migrate the file, so it
 	// locks exclusively even to read.
 	lock, err := s.lockDB(ctx, write || !s.schemaOK, write)

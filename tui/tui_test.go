@@ -232,6 +232,17 @@ func TestTimeline(t *testing.T) {
 	if !strings.Contains(s, "Viewing v14 of 15") || !strings.Contains(s, "v14: tool_started c2") {
 		t.Fatalf("one step back:\n%s", s)
 	}
+	// v13 approved run_command for the session; v12 only asked.
+	press(m, "left")
+	if s := plain(m.View().Content); !strings.Contains(s, "v13: approved c2, and its tool for the rest of the session") ||
+		!strings.Contains(s, "runs without asking: run_command") {
+		t.Fatalf("at v13:\n%s", s)
+	}
+	press(m, "left")
+	if s := plain(m.View().Content); strings.Contains(s, "runs without asking") {
+		t.Fatalf("at v12 nothing was approved yet:\n%s", s)
+	}
+	press(m, "right", "right")
 	press(m, "shift+left")
 	if v := m.timeline.current().Version; v != 1 {
 		t.Fatalf("one turn back lands on the user message, v1; got v%d", v)

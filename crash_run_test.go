@@ -129,7 +129,9 @@ func TestKilledMidTool(t *testing.T) {
 		llmtest.TextReply("The command was interrupted."),
 		llmtest.TextReply("I could not finish the command."))
 	c, _ := e.start(t, "--allow", "run_command", "run the long command")
-	until(t, "the command to start", func() bool { _, err := os.Stat(ran); return err == nil })
+	// The file exists as soon as the shell opens it, a moment before the
+	// line is written: wait for the line, or the kill can come between.
+	until(t, "the command to write ran.txt", func() bool { b, _ := os.ReadFile(ran); return strings.Contains(string(b), "ran\n") })
 	kill(t, c)
 	killGroup(t, filepath.Join(e.ws, "pgid"))
 

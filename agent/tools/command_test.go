@@ -35,8 +35,12 @@ func TestRunCommand(t *testing.T) {
 		{"invalid utf-8", map[string]any{"command": `printf 'a\377b\n'`}, "a\uFFFDb\nexit code: 0", "", nil},
 		{"killed by a signal", map[string]any{"command": "kill -9 $$"}, "(no output)\nkilled by signal 9 (killed)", "", nil},
 		{"no terminal to prompt on", map[string]any{"command": "(: </dev/tty) 2>/dev/null || echo none"}, "none\nexit code: 0", "", nil},
-		{"timeout", map[string]any{"command": "echo started; sleep 30", "timeout_seconds": 0.05},
-			"started\nkilled: timed out after 50ms", "", nil},
+		{"timeout", map[string]any{"command": "sleep 30", "timeout_seconds": 0.05},
+			"(no output)\nkilled: timed out after 50ms", "", nil},
+		// A second is ample for the shell to print before the kill, even on
+		// a loaded machine; 50 ms was not always.
+		{"timeout keeps the output so far", map[string]any{"command": "echo started; sleep 30", "timeout_seconds": 1},
+			"started\nkilled: timed out after 1s", "", nil},
 		{"timeout over the limit is capped", map[string]any{"command": "echo hi", "timeout_seconds": 9999},
 			"hi\n[timeout_seconds 9999 is over the limit; used 1m0s]\nexit code: 0", "", nil},
 		{"empty command", map[string]any{"command": ""}, "", "command must not be empty", ErrInvalidArguments},

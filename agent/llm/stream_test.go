@@ -471,7 +471,7 @@ func TestCancelMidStream(t *testing.T) {
 // A silent connection is abandoned after the idle timeout; keep-alive
 // comments keep it open.
 func TestIdleTimeout(t *testing.T) {
-	h := newHarness(t, func(c *llm.Config) { c.IdleTimeout = 50 * time.Millisecond; c.MaxTries = 1 })
+	h := newHarness(t, func(c *llm.Config) { c.IdleTimeout = time.Second; c.MaxTries = 1 })
 	h.srv.Enqueue(llmtest.Stream(c.Role(), llmtest.Block()))
 	_, err := h.stream(t, false)
 	if e := wantKind(t, err, llm.KindIncomplete); !strings.Contains(e.Error(), "no data") {

@@ -41,6 +41,7 @@ type Store struct {
 	schemaOK bool  // the file's schema was checked (and migrated); guarded by fileMu
 	checked  bool  // the whole file was checked before the first write; guarded by fileMu
 	damaged  error // damage found, after which nothing is written; guarded by fileMu
+	walked   bool  // checkPages passed in the operation under way; guarded by fileMu
 	closed   bool  // guarded by fileMu
 
 	claimMu sync.Mutex

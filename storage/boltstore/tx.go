@@ -82,18 +82,18 @@ func (s *Store) withFile(ctx context.Context, write bool, fn func(*bolt.DB) erro
 			return err
 		}
 	}
-	if _, err := checkFile(s.path); err != nil {
-		return err
-	}
+	s.walked = false // the file may have changed since the last operation
 	if !s.schemaOK {
 		// The first operation of a Store reads the whole structure before
 		// bbolt follows any pointer in it (see checkPages).
-		if err := checkPages(s.path); err != nil {
+		if err := s.walkPages(); err != nil {
 			return err
 		}
 		if err := s.checkSchema(); err != nil {
 			return err
 		}
+	} else if _, err := checkFile(s.path); err != nil {
+		return err
 	}
 	if write && !s.checked {
 		// Before the first write, read the whole file once: damage that
@@ -115,6 +115,21 @@ func (s *Store) withFile(ctx context.Context, write bool, fn func(*bolt.DB) erro
 		s.damaged = err
 	}
 	return err
+}
+
+// walkPages runs checkPages (which starts with checkFile) at most once per
+// operation: the first operation of a Store, its migration and its full
+// check before the first write all want the walk, and under one lock the
+// file cannot change between them.
+func (s *Store) walkPages() error {
+	if s.walked {
+		return nil
+	}
+	if err := checkPages(s.path); err != nil {
+		return err
+	}
+	s.walked = true
+	return nil
 }
 
 // lockDB takes the database lock, shared or exclusive. A reader that cannot
@@ -200,6 +215,7 @@ func (s *Store) checkSchema() error {
 		}); err != nil {
 			return fmt.Errorf("upgrade %s to schema %d: %w", s.path, schemaVersion, err)
 		}
+		s.walked = false // the migration wrote pages the walk has not seen
 	}
 	s.schemaOK = true
 	return nil

@@ -89,7 +89,7 @@ func (s *Store) verifySession(tx *bolt.Tx, k []byte, events bool) error {
 // only if it passed. It returns the first problem, in one line; the rest
 // are usually its echoes.
 func (s *Store) checkStructure(tx *bolt.Tx) error {
-	if err := checkPages(s.path); err != nil {
+	if err := s.walkPages(); err != nil {
 		return err
 	}
 	var first error

@@ -164,14 +164,19 @@ the interface's flags:
 	fs.PrintDefaults()
 }
 
+// dbPath is the database the command line names: --db, or the default.
+func (c *cli) dbPath() (string, error) {
+	if c.db != "" {
+		return c.db, nil
+	}
+	return storage.DefaultPath()
+}
+
 // openStore opens the database the command line names.
 func (c *cli) openStore() (*boltstore.Store, error) {
-	path := c.db
-	if path == "" {
-		var err error
-		if path, err = storage.DefaultPath(); err != nil {
-			return nil, err
-		}
+	path, err := c.dbPath()
+	if err != nil {
+		return nil, err
 	}
 	return boltstore.Open(path, boltstore.Options{})
 }

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"retrace/storage"
 	"retrace/storage/boltstore"
 )
 
@@ -52,12 +51,9 @@ func rmCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 
 func recoverCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 	return func(ctx context.Context, c *cli, args []string) error {
-		src := c.db
-		if src == "" {
-			var err error
-			if src, err = storage.DefaultPath(); err != nil {
-				return err
-			}
+		src, err := c.dbPath()
+		if err != nil {
+			return err
 		}
 		r, err := boltstore.Recover(ctx, src, args[0])
 		if err != nil {

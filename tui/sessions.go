@@ -90,25 +90,23 @@ func (m *Model) sessionsKey(k tea.KeyPressMsg) tea.Cmd {
 }
 
 func (m *Model) openSession(id string) tea.Cmd {
-	if m.running {
-		m.notice = "the agent is working; Esc cancels it before you switch"
-		return nil
-	}
-	return func() tea.Msg {
-		if err := m.d.Open(id); err != nil {
-			return errMsg{err}
-		}
-		return SessionChangedMsg{Session: m.d.Session(), Head: m.d.Head()}
-	}
+	return m.switchSession("the agent is working; Esc cancels it before you switch", func() error { return m.d.Open(id) })
 }
 
 func (m *Model) newSession() tea.Cmd {
+	return m.switchSession("the agent is working; Esc cancels it before a new session", m.d.New)
+}
+
+// switchSession makes the driver open another session, off the UI's
+// goroutine, and shows it when it is open. While a task runs it only says
+// busy.
+func (m *Model) switchSession(busy string, change func() error) tea.Cmd {
 	if m.running {
-		m.notice = "the agent is working; Esc cancels it before a new session"
+		m.notice = busy
 		return nil
 	}
 	return func() tea.Msg {
-		if err := m.d.New(); err != nil {
+		if err := change(); err != nil {
 			return errMsg{err}
 		}
 		return SessionChangedMsg{Session: m.d.Session(), Head: m.d.Head()}

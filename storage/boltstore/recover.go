@@ -92,9 +92,8 @@ func salvage(b *bolt.Bucket, id string) salvaged {
 		s.loss.Whole, s.loss.Reason = true, "its versions are missing"
 		return s
 	}
-	renumber := map[int]int{0: 0}
-	phases := map[int]state.Phase{0: state.Idle}
-	last := 0
+	renumber := map[int]int{0: 0}       // old version -> new
+	phases := []state.Phase{state.Idle} // by new version
 	c := vb.Cursor()
 	for k, raw := c.First(); k != nil; k, raw = c.Next() {
 		v, ok := keyVersion(k)
@@ -122,15 +121,14 @@ func salvage(b *bolt.Bucket, id string) salvaged {
 		}
 		s.records = append(s.records, rec)
 		renumber[v] = len(s.records)
-		phases[len(s.records)] = h.phase
+		phases = append(phases, h.phase)
 		if len(s.loss.Lost) > 0 {
 			s.loss.Renumbered = true
 		}
-		last = len(s.records)
 	}
 	head, ok := renumber[info.Head]
 	if !ok || infoErr != nil { // the head was lost, or never known
-		head = last
+		head = len(s.records)
 	}
 	s.info.Head, s.info.Versions, s.info.Phase = head, len(s.records), phases[head]
 	return s

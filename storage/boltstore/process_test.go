@@ -148,6 +148,8 @@ func TestTwoProcessesShareTheFile(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		// A failed test must not leave a writer going into its TempDir.
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		cmds, gos = append(cmds, cmd), append(gos, stdin)
 	}
 	for _, g := range gos {
@@ -189,22 +191,7 @@ func TestTwoProcessesShareTheFile(t *testing.T) {
 func TestSecondWriterIsRefusedAndKillReleases(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "retrace.db")
 	id := newSessions(t, path, 1)[0]
-	holder := helperCmd(t, "holder", path, id)
-	stdout, err := holder.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	holder.Stderr = os.Stderr
-	if _, err := holder.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = holder.Process.Kill(); _ = holder.Wait() })
-	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || strings.TrimSpace(line) != "claimed" {
-		t.Fatalf("holder said %q, %v", line, err)
-	}
+	holder := startHolder(t, helperCmd(t, "holder", path, id), "claimed")
 
 	st, err := boltstore.Open(path, boltstore.Options{})
 	if err != nil {
@@ -280,9 +267,9 @@ func holdBolt(path string) error {
 	return nil
 }
 
-// startHolder starts a helper that holds a lock and returns once it says
-// so; the helper is killed when the test ends.
-func startHolder(t *testing.T, cmd *exec.Cmd) *exec.Cmd {
+// startHolder starts a helper that holds a lock or a claim and returns
+// once it says so (ready); the helper is killed when the test ends.
+func startHolder(t *testing.T, cmd *exec.Cmd, ready string) *exec.Cmd {
 	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -298,7 +285,7 @@ func startHolder(t *testing.T, cmd *exec.Cmd) *exec.Cmd {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	_, err = within(t, time.Minute, func() error {
 		line, err := bufio.NewReader(stdout).ReadString('\n')
-		if err == nil && strings.TrimSpace(line) != "locked" {
+		if err == nil && strings.TrimSpace(line) != ready {
 			err = fmt.Errorf("the holder said %q", line)
 		}
 		return err
@@ -344,7 +331,7 @@ func TestNothingWaitsForeverOnTheFileLock(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			holder := startHolder(t, c.holder(t, path))
+			holder := startHolder(t, c.holder(t, path), "locked")
 
 			ops := []struct {
 				name string

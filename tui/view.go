@@ -181,7 +181,7 @@ func (m *Model) branchLabel() string {
 // token) against the window.
 func (m *Model) tokenGauge() string {
 	s := m.shown()
-	key := gaugeKey{s.SessionID, s.Version, len(s.History), s.SummaryThrough}
+	key := gaugeKey{s.SessionID, s.Version}
 	if key != m.gauge.key {
 		chars := len(s.Summary)
 		for _, msg := range s.History[min(s.SummaryThrough, len(s.History)):] {
@@ -210,9 +210,10 @@ type gauge struct {
 	used int
 }
 
+// gaugeKey names a state: a version, once checkpointed, never changes.
 type gaugeKey struct {
-	session                    string
-	version, messages, summary int
+	session string
+	version int
 }
 
 func kilo(n int) string {

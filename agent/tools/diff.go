@@ -55,6 +55,15 @@ func splitLines(s string) []string {
 // diffLines is the line diff of a and b. The common head and tail are
 // taken off first: for an edit they are nearly the whole file, and they
 // cost nothing to find.
+//
+// It is ours rather than github.com/aymanbagabas/go-udiff's, though that
+// is in the module graph: go-udiff's search gives up after about 100
+// changed lines and then shows unchanged lines as removed and added again
+// (60 one-line edits in a 2,000-line file: 696 changed lines shown, not
+// 120), and a person approving a write should read only what changes; its
+// line splitting also makes it 4 to 5 times slower, with 5 times the
+// memory, on a file of maxDiffLines. TestUnifiedDiffIsMinimalPastAHundredChanges
+// pins the first; the commit adding this note has the measurements.
 func diffLines(a, b []string) []diffOp {
 	pre := 0
 	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {

@@ -3,6 +3,7 @@ package tools
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -116,5 +117,77 @@ func TestUnifiedDiffTooLarge(t *testing.T) {
 	big := numbered(maxDiffLines + 1)
 	if got := unifiedDiff("a/f", "b/f", big, "x\n"); got != fmt.Sprintf("file too large to diff: %d lines", maxDiffLines+1) {
 		t.Fatalf("got %.200q", got)
+	}
+}
+
+// goSource is a Go-like file of n lines, with the lines real code repeats
+// ("}", a blank, "return nil") that make a line diff ambiguous.
+func goSource(n int) []string {
+	var lines []string
+	for i := 0; len(lines) < n; i++ {
+		lines = append(lines,
+			fmt.Sprintf("// F%d does step %d.\n", i, i),
+			fmt.Sprintf("func F%d(x int) error {\n", i),
+			"\tif x < 0 {\n",
+			"\t\treturn nil\n",
+			"\t}\n",
+			fmt.Sprintf("\tfmt.Println(x + %d)\n", i),
+			"\treturn nil\n",
+			"}\n",
+			"\n")
+	}
+	return lines[:n]
+}
+
+// scattered is lines with edits of them, evenly spread, changed.
+func scattered(lines []string, edits int) string {
+	out := slices.Clone(lines)
+	step := len(out) / edits
+	for i := range edits {
+		j := step/2 + i*step
+		out[j] = strings.TrimSuffix(out[j], "\n") + " // changed\n"
+	}
+	return strings.Join(out, "")
+}
+
+// changedLines counts the removed and added lines of a unified diff.
+func changedLines(diff string) int {
+	n := 0
+	for l := range strings.Lines(diff) {
+		if !strings.HasPrefix(l, "---") && !strings.HasPrefix(l, "+++") && (l[0] == '-' || l[0] == '+') {
+			n++
+		}
+	}
+	return n
+}
+
+// A model that rewrites a file often changes dozens of scattered lines,
+// and the approval preview must show just those: a search that gives up
+// early (go-udiff's stops after about 100 changes) shows hundreds of
+// unchanged lines as removed and added again.
+func TestUnifiedDiffIsMinimalPastAHundredChanges(t *testing.T) {
+	src := goSource(2000)
+	before := strings.Join(src, "")
+	for _, edits := range []int{60, 150, 400} {
+		d := unifiedDiff("a/f", "b/f", before, scattered(src, edits))
+		if got := changedLines(d); got != 2*edits {
+			t.Errorf("%d one-line edits: the diff shows %d changed lines, want %d", edits, got, 2*edits)
+		}
+	}
+}
+
+// BenchmarkUnifiedDiff diffs the previews a model's writes produce: a
+// handful of edits, a rewrite of many lines, and one edit in the largest
+// file diffed at all.
+func BenchmarkUnifiedDiff(b *testing.B) {
+	for _, tc := range []struct{ lines, edits int }{{2000, 20}, {2000, 300}, {maxDiffLines, 1}, {maxDiffLines, 20}} {
+		src := goSource(tc.lines)
+		before, after := strings.Join(src, ""), scattered(src, tc.edits)
+		b.Run(fmt.Sprintf("%dlines_%dedits", tc.lines, tc.edits), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				unifiedDiff("a/f", "b/f", before, after)
+			}
+		})
 	}
 }

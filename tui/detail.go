@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"retrace/themes"
@@ -79,25 +80,28 @@ func (m *Model) openToolDetail() tea.Cmd {
 			body = append(body, strings.Split(inert(c.Result), "\n")...)
 		}
 	}
-	m.detail = detailView{title: fmt.Sprintf("%s %s · ↑/↓ PgUp/PgDn scroll · Esc back", c.Name, c.ID)}
+	k := keymap.Detail
+	m.detail = detailView{title: fmt.Sprintf("%s %s · %s %s scroll · %s back", c.Name, c.ID,
+		legendPair(k.Up, k.Down), legendPair(k.PageUp, k.PageDown), legend(k.Close))}
 	m.detail.setBody(body)
 	m.mode = modeToolDetail
 	return nil
 }
 
-func (m *Model) detailKey(key string) tea.Cmd {
-	switch key {
-	case "up", "k":
+func (m *Model) detailKey(k tea.KeyPressMsg) tea.Cmd {
+	d, page := keymap.Detail, m.lay.mainH-3
+	switch {
+	case key.Matches(k, d.Up):
 		m.detail.scroll(-1)
-	case "down", "j":
+	case key.Matches(k, d.Down):
 		m.detail.scroll(1)
-	case "pgup":
-		m.detail.scroll(-(m.lay.mainH - 3))
-	case "pgdown", "space":
-		m.detail.scroll(m.lay.mainH - 3)
-	case "home", "g":
+	case key.Matches(k, d.PageUp):
+		m.detail.scroll(-page)
+	case key.Matches(k, d.PageDown):
+		m.detail.scroll(page)
+	case key.Matches(k, d.Top):
 		m.detail.offset = 0
-	case "esc", "q", "enter":
+	case key.Matches(k, d.Close):
 		m.mode = modeChat
 	}
 	return nil
@@ -133,8 +137,11 @@ func (m *Model) approvalBox(width, height int) []string {
 		head = append(head, d.Body.Render(clip("file: "+inert(a.Path), inner)))
 	}
 	head = append(head, "")
-	foot := []string{"", d.ButtonActive.Render(" a approve ") + " " + d.Button.Render(" s approve "+a.Tool+" for this session ") + " " +
-		d.Button.Render(" d deny ") + " " + d.Muted.Render("Esc cancels the task · ↑/↓ scroll")}
+	k := keymap.Approval
+	foot := []string{"", d.ButtonActive.Render(" "+legend(k.Approve)+" approve ") + " " +
+		d.Button.Render(" "+legend(k.Always)+" approve "+a.Tool+" for this session ") + " " +
+		d.Button.Render(" "+legend(k.Deny)+" deny ") + " " +
+		d.Muted.Render(legend(k.Cancel)+" cancels the task · "+legendPair(k.Up, k.Down)+" scroll")}
 	body := a.Diff
 	if body == "" && a.Command == "" {
 		body = prettyJSON(a.Args)

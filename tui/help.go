@@ -1,68 +1,133 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 )
 
-// binding is one key of the help screen.
-type binding struct{ keys, what string }
-
-var helpSections = []struct {
+// helpSection is a block of the help screen: a mode's keys, or the slash
+// commands.
+type helpSection struct {
 	title string
-	keys  []binding
-}{
-	{"Chat", []binding{
-		{"Enter", "send the message (or run a /command)"},
-		{"Alt+Enter, Shift+Enter", "new line in the message"},
-		{"Ctrl+E", "write the message in $EDITOR"},
-		{"Esc", "cancel the running step (what streamed is kept)"},
-		{"Ctrl+R", "retry the last message after an error"},
-		{"PgUp, PgDn, wheel", "scroll the conversation; Ctrl+End follows again"},
-		{"Ctrl+O", "fold or unfold the model's thinking"},
-		{"Tab", "tool log (↑/↓ choose, Enter read it all); narrow screens: next tab"},
-		{"Ctrl+T", "timeline: step through the versions"},
-		{"Ctrl+S", "sessions: resume, start, delete"},
-		{"? or F1", "this help"},
-		{"Ctrl+C", "quit (asks first while a task runs)"},
-	}},
-	{"Timeline", []binding{
-		{"←, →", "one version back, forward"},
-		{"Shift+←, Shift+→", "one user turn back, forward"},
-		{"Home, End", "the first version, the branch's last"},
-		{"b", "the branches; Enter opens one"},
-		{"Enter", "restore this version: the next message starts a new branch"},
-		{"Esc", "back to the head"},
-	}},
-	{"Approval", []binding{
-		{"a", "approve this call"},
-		{"s", "approve this tool for the rest of the session"},
-		{"d", "deny (the model is told)"},
-		{"Esc", "cancel the task"},
-	}},
-	{"Commands", []binding{
-		{"/new", "start a new session"},
-		{"/sessions", "the sessions"},
-		{"/timeline", "the timeline"},
-		{"/rollback N", "restore version N"},
-		{"/theme NAME", "switch the theme (saved)"},
-		{"/model NAME", "use another model"},
-		{"/export md|json [PATH]", "write the session to a file"},
-		{"/compact", "summarise the older turns now"},
-		{"/help, /quit", "this help; quit"},
-	}},
+	rows  []key.Binding
 }
 
-func (m *Model) helpLines(width int) []string {
-	h := m.st.Help
-	var out []string
-	for _, sec := range helpSections {
-		out = append(out, h.Section.Render(sec.title))
-		for _, b := range sec.keys {
-			out = append(out, "  "+h.Key.Render(fit(b.keys, 24))+" "+h.Desc.Render(clip(b.what, width-27)))
-		}
-		out = append(out, "")
+// helpSections are the help screen's blocks, read from the keymap and the
+// command table, never written out by hand.
+func helpSections() []helpSection {
+	return []helpSection{
+		{"Chat", keymap.Chat.bindings()},
+		{"Commands (type them in the message)", commandBindings()},
+		{"Timeline", keymap.Timeline.bindings()},
+		{"Branches", keymap.Tree.bindings()},
+		{"Approval", keymap.Approval.bindings()},
+		{"Sessions (type to filter)", keymap.Sessions.bindings()},
+		{"Tool call in full", keymap.Detail.bindings()},
+		{"Questions", keymap.Confirm.bindings()},
+		{"This help", keymap.Help.bindings()},
 	}
-	return append(out, h.Desc.Render("any key closes this help"))
+}
+
+// helpBody is the whole help screen at width, before scrolling. The key
+// column is as wide as the widest keys, up to a fifth of the width (so
+// the descriptions keep most of a small terminal): keys wider than that
+// get a line of their own, and descriptions wrap under themselves, never
+// cut off.
+func (m *Model) helpBody(width int) []string {
+	h := m.st.Help
+	secs := helpSections()
+	kw := 0
+	for _, s := range secs {
+		for _, b := range s.rows {
+			kw = max(kw, visibleWidth(b.Help().Key))
+		}
+	}
+	kw = min(kw, max(width/5, 12), 24)
+	pad := strings.Repeat(" ", kw+3)
+	var out []string
+	for i, s := range secs {
+		if i > 0 {
+			out = append(out, "")
+		}
+		out = append(out, h.Section.Render(clip(s.title, width)))
+		for _, b := range s.rows {
+			keys, desc := b.Help().Key, wrap(b.Help().Desc, width-kw-3)
+			if visibleWidth(keys) > kw {
+				out = append(out, "  "+h.Key.Render(cut(keys, width-2)))
+				keys = ""
+			}
+			out = append(out, "  "+h.Key.Render(fit(keys, kw))+" "+h.Desc.Render(desc[0]))
+			for _, l := range desc[1:] {
+				out = append(out, pad+h.Desc.Render(l))
+			}
+		}
+	}
+	return out
+}
+
+// helpBox is the help screen framed in width×height: the part of the body
+// scrolled to, and a footer that says how to scroll and how to leave.
+func (m *Model) helpBox(width, height int) []string {
+	body := m.helpBody(width - 2)
+	rows := max(height-3, 1)
+	off := min(m.helpOffset, max(len(body)-rows, 0))
+	end := min(off+rows, len(body))
+	title := "Keys"
+	if len(body) > rows {
+		title = fmt.Sprintf("Keys · lines %d–%d of %d", off+1, end, len(body))
+	}
+	h, k := m.st.Help, keymap.Help
+	foot := h.Key.Render(k.Close.Help().Key) + h.Desc.Render(" close this help · ") +
+		h.Key.Render(legendPair(k.Up, k.Down)+" "+legendPair(k.PageUp, k.PageDown)+" "+legendPair(k.Top, k.Bottom)) +
+		h.Desc.Render(" scroll")
+	content := append(block(body[off:end], width-2, rows), fit(foot, width-2))
+	return frame(title, content, width, height, m.st.Pane.BorderFocused, m.st.Pane.TitleFocused)
+}
+
+// helpRows is how many body lines the help shows at once: the frame and
+// the footer take three of the main area.
+func (m *Model) helpRows() int { return max(m.lay.mainH-3, 1) }
+
+// helpEnd is the offset that shows the last line of the help.
+func (m *Model) helpEnd() int { return max(len(m.helpBody(m.width-2))-m.helpRows(), 0) }
+
+// openHelp shows the help from its top; closing it returns to the mode it
+// was opened from.
+func (m *Model) openHelp() {
+	m.helpFrom, m.mode, m.helpOffset = m.mode, modeHelp, 0
+}
+
+func (m *Model) helpKey(k tea.KeyPressMsg) tea.Cmd {
+	h := keymap.Help
+	page := max(m.helpRows()-1, 1)
+	switch {
+	case key.Matches(k, h.Close):
+		m.mode = m.helpFrom
+	case key.Matches(k, h.Up):
+		m.scrollHelp(-1)
+	case key.Matches(k, h.Down):
+		m.scrollHelp(1)
+	case key.Matches(k, h.PageUp):
+		m.scrollHelp(-page)
+	case key.Matches(k, h.PageDown):
+		m.scrollHelp(page)
+	case key.Matches(k, h.Top):
+		m.helpOffset = 0
+	case key.Matches(k, h.Bottom):
+		m.helpOffset = m.helpEnd()
+	}
+	return nil
+}
+
+// scrollHelp moves the help by n lines, within the body; the offset may
+// be past the end after a resize, so it is bounded first.
+func (m *Model) scrollHelp(n int) {
+	end := m.helpEnd()
+	m.helpOffset = min(max(min(m.helpOffset, end)+n, 0), end)
 }
 
 // keyHint is the status line's short help for the current mode.
@@ -70,25 +135,35 @@ func (m *Model) keyHint() string {
 	if m.confirm != nil {
 		return m.st.Status.Error.Render(m.confirm.question)
 	}
-	var pairs [][2]string
+	var hints []key.Binding
 	switch {
 	case m.approval != nil:
-		pairs = [][2]string{{"a", "approve"}, {"s", "always"}, {"d", "deny"}, {"esc", "cancel"}}
+		a := keymap.Approval
+		hints = []key.Binding{hint("approve", a.Approve), hint("always", a.Always), hint("deny", a.Deny), hint("cancel", a.Cancel)}
+	case m.mode == modeHelp:
+		h := keymap.Help
+		hints = []key.Binding{hint("scroll", h.Up, h.Down), hint("close", h.Close)}
 	case m.mode == modeTimeline:
-		pairs = [][2]string{{"←→", "step"}, {"enter", "restore"}, {"b", "branches"}, {"esc", "back"}}
+		t := keymap.Timeline
+		hints = []key.Binding{hint("step", t.Back, t.Forward), hint("restore", t.Restore), hint("branches", t.Branches), hint("back", t.Close)}
+	case m.mode == modeTree:
+		t := keymap.Tree
+		hints = []key.Binding{hint("choose", t.Up, t.Down), hint("open", t.Open), hint("back", t.Close)}
 	case m.mode == modeSessions:
-		pairs = [][2]string{{"enter", "open"}, {"n", "new"}, {"d", "delete"}, {"esc", "back"}}
+		s := keymap.Sessions
+		hints = []key.Binding{hint("open", s.Open), hint("new", s.New), hint("delete", s.Delete), hint("back", s.Close)}
+	case m.mode == modeToolDetail:
+		d := keymap.Detail
+		hints = []key.Binding{hint("scroll", d.Up, d.Down), hint("back", d.Close)}
 	case m.running:
-		pairs = [][2]string{{"esc", "cancel"}, {"^T", "timeline"}, {"?", "help"}}
+		c := keymap.Chat
+		hints = []key.Binding{hint("cancel", c.Cancel), hint("timeline", c.Timeline), hint("help", c.Help)}
 	default:
-		pairs = [][2]string{{"^T", "timeline"}, {"^S", "sessions"}, {"?", "help"}, {"^C", "quit"}}
+		c := keymap.Chat
+		hints = []key.Binding{hint("timeline", c.Timeline), hint("sessions", c.Sessions), hint("help", c.Help), hint("quit", c.Quit)}
 	}
-	var b strings.Builder
-	for i, p := range pairs {
-		if i > 0 {
-			b.WriteString(" ")
-		}
-		b.WriteString(m.st.Status.Key.Render(p[0]) + " " + m.st.Status.KeyDesc.Render(p[1]))
-	}
-	return b.String()
+	bar := help.New()
+	bar.ShortSeparator = " "
+	bar.Styles = help.Styles{ShortKey: m.st.Status.Key, ShortDesc: m.st.Status.KeyDesc}
+	return bar.ShortHelpView(hints)
 }

@@ -3,7 +3,6 @@ package tui
 import (
 	"strings"
 
-	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 
@@ -26,8 +25,10 @@ func newInput(st *themes.Styles) input {
 	ta.Prompt = ""
 	ta.CharLimit = 0 // a pasted log or file is allowed
 	ta.MaxHeight = 0
-	ta.Placeholder = "Message retrace · Enter sends · Alt+Enter new line · / commands · ? help"
-	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "shift+enter", "ctrl+j"))
+	k := keymap.Chat
+	ta.Placeholder = "Message retrace · " + legend(k.Send) + " sends · " + legend(k.Newline) + " new line · / commands · " +
+		legend(k.Help) + " help"
+	ta.KeyMap.InsertNewline = k.Newline
 	in := input{st: st, ta: ta}
 	in.restyle()
 	return in

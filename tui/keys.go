@@ -1,34 +1,33 @@
 package tui
 
 import (
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 )
 
 // handleKey routes a key press: a pending confirmation or approval first,
 // then the mode.
 func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
-	key := k.String()
 	if m.confirm != nil {
-		return m.confirmKey(key)
+		return m.confirmKey(k)
 	}
-	if key == "ctrl+c" {
+	if key.Matches(k, keymap.Chat.Quit) {
 		return m.quit()
 	}
 	if m.approval != nil {
-		return m.approvalKey(key)
+		return m.approvalKey(k)
 	}
 	switch m.mode {
 	case modeHelp:
-		m.mode = modeChat
-		return nil
+		return m.helpKey(k)
 	case modeToolDetail:
-		return m.detailKey(key)
+		return m.detailKey(k)
 	case modeSessions:
 		return m.sessionsKey(k)
 	case modeTree:
-		return m.treeKey(key)
+		return m.treeKey(k)
 	case modeTimeline:
-		return m.timelineKey(key)
+		return m.timelineKey(k)
 	}
 	return m.chatKey(k)
 }
@@ -49,14 +48,18 @@ func (m *Model) quit() tea.Cmd {
 	return nil
 }
 
+// chatKey acts on the chat's keys; the rest (letters, Alt+Enter) go to
+// the input.
 func (m *Model) chatKey(k tea.KeyPressMsg) tea.Cmd {
-	switch key := k.String(); key {
-	case "enter":
+	c := keymap.Chat
+	page := max(m.lay.mainH-4, 1)
+	switch {
+	case key.Matches(k, c.Send):
 		if m.focus == focusTools {
 			return m.openToolDetail()
 		}
 		return m.submit()
-	case "esc":
+	case key.Matches(k, c.Cancel):
 		switch {
 		case m.running:
 			m.notice = "cancelling…"
@@ -67,46 +70,44 @@ func (m *Model) chatKey(k tea.KeyPressMsg) tea.Cmd {
 			m.notice, m.errText = "", ""
 		}
 		return nil
-	case "tab":
+	case key.Matches(k, c.NextPane):
 		if m.focus == focusInput && m.completeCommand() {
 			return nil
 		}
 		return m.nextPane(1)
-	case "shift+tab":
+	case key.Matches(k, c.PrevPane):
 		return m.nextPane(-1)
-	case "ctrl+t":
+	case key.Matches(k, c.Timeline):
 		return m.openTimeline()
-	case "ctrl+s":
+	case key.Matches(k, c.Sessions):
 		return m.openSessions()
-	case "ctrl+o":
+	case key.Matches(k, c.Reasoning):
 		m.conv.ToggleReasoning()
 		return nil
-	case "ctrl+r":
+	case key.Matches(k, c.Retry):
 		return m.retry()
-	case "ctrl+e":
+	case key.Matches(k, c.Editor):
 		return m.openEditor()
-	case "pgup":
-		m.conv.Scroll(max(m.lay.mainH-4, 1))
+	case key.Matches(k, c.ScrollUp):
+		m.conv.Scroll(page)
 		return nil
-	case "pgdown":
-		m.conv.Scroll(-max(m.lay.mainH-4, 1))
+	case key.Matches(k, c.ScrollDown):
+		m.conv.Scroll(-page)
 		return nil
-	case "ctrl+end":
+	case key.Matches(k, c.Follow):
 		m.conv.Bottom()
 		return nil
-	case "f1":
-		m.mode = modeHelp
+	// A printable help key (?) is typed once there is a message.
+	case key.Matches(k, c.Help) && (k.Text == "" || m.input.Value() == ""):
+		m.openHelp()
 		return nil
-	case "?":
-		if m.input.Value() == "" {
-			m.mode = modeHelp
-			return nil
+	case key.Matches(k, c.ToolUp, c.ToolDown) && m.focus == focusTools:
+		step := 1
+		if key.Matches(k, c.ToolUp) {
+			step = -1
 		}
-	case "up", "down":
-		if m.focus == focusTools {
-			m.tools.Move(map[string]int{"up": -1, "down": 1}[key], len(m.shown().Memory.ToolCalls))
-			return nil
-		}
+		m.tools.Move(step, len(m.shown().Memory.ToolCalls))
+		return nil
 	}
 	if m.session.ReadOnly || m.focus != focusInput {
 		return nil
@@ -139,24 +140,24 @@ func (m *Model) nextPane(step int) tea.Cmd {
 	return nil
 }
 
-func (m *Model) approvalKey(key string) tea.Cmd {
-	switch key {
-	case "a", "y", "enter":
+func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
+	a := keymap.Approval
+	switch {
+	case key.Matches(k, a.Approve):
 		return m.decide(Decision{Approve: true})
-	case "s":
+	case key.Matches(k, a.Always):
 		return m.decide(Decision{Approve: true, Always: true})
-	case "d", "n":
+	case key.Matches(k, a.Deny):
 		return m.decide(Decision{})
-	case "esc":
+	case key.Matches(k, a.Cancel):
 		m.d.Cancel()
-		return nil
-	case "up", "k":
+	case key.Matches(k, a.Up):
 		m.detail.scroll(-1)
-	case "down", "j":
+	case key.Matches(k, a.Down):
 		m.detail.scroll(1)
-	case "pgup":
+	case key.Matches(k, a.PageUp):
 		m.detail.scroll(-10)
-	case "pgdown", "space":
+	case key.Matches(k, a.PageDown):
 		m.detail.scroll(10)
 	}
 	return nil
@@ -168,10 +169,11 @@ type confirmation struct {
 	yes      func() tea.Cmd
 }
 
-func (m *Model) confirmKey(key string) tea.Cmd {
+// confirmKey answers the question: yes, or no for any other key.
+func (m *Model) confirmKey(k tea.KeyPressMsg) tea.Cmd {
 	c := m.confirm
 	m.confirm = nil
-	if key == "y" || key == "Y" {
+	if key.Matches(k, keymap.Confirm.Yes) {
 		return c.yes()
 	}
 	m.notice = ""

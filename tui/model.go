@@ -71,6 +71,9 @@ type Model struct {
 	lastSent string // for retry
 	quitting bool
 	gauge    gauge
+
+	helpOffset int  // the first line of the help screen shown
+	helpFrom   mode // the mode closing the help returns to
 }
 
 // New returns the model for a driver with a session open.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"retrace/themes"
@@ -60,24 +61,28 @@ func (m *Model) handleSessions(msg sessionsMsg) tea.Cmd {
 	return nil
 }
 
+// sessionsKey drives the dialog. Printable keys type into the filter:
+// while there is one, n and d are letters of it, and only Ctrl+N, Ctrl+D
+// start or delete.
 func (m *Model) sessionsKey(k tea.KeyPressMsg) tea.Cmd {
-	l := m.sessions
-	switch key := k.String(); {
-	case key == "esc":
+	l, keys := m.sessions, keymap.Sessions
+	acts := l.filter == "" || k.Text == ""
+	switch {
+	case key.Matches(k, keys.Close):
 		m.mode = modeChat
-	case key == "up":
+	case key.Matches(k, keys.Up):
 		l.sel = max(l.sel-1, 0)
-	case key == "down":
+	case key.Matches(k, keys.Down):
 		l.sel = min(l.sel+1, max(len(l.visible())-1, 0))
-	case key == "enter":
+	case key.Matches(k, keys.Open):
 		if s, ok := l.selected(); ok {
 			return m.openSession(s.ID)
 		}
-	case key == "ctrl+n" || (key == "n" && l.filter == ""):
+	case key.Matches(k, keys.New) && acts:
 		return m.newSession()
-	case key == "ctrl+d" || (key == "d" && l.filter == ""):
+	case key.Matches(k, keys.Delete) && acts:
 		return m.askDelete()
-	case key == "backspace":
+	case key.Matches(k, keys.Erase):
 		if l.filter != "" {
 			l.filter = l.filter[:len(l.filter)-1]
 			l.sel = 0
@@ -144,7 +149,9 @@ func (l *sessionList) lines(st *themes.Styles, width, height int) []string {
 	if l.filter != "" {
 		filter = "filter: " + l.filter
 	}
-	out := []string{s.Filter.Render(filter) + s.Meta.Render("  ·  Enter open · n new · d delete · Esc back"), ""}
+	k := keymap.Sessions
+	out := []string{s.Filter.Render(filter) + s.Meta.Render(fmt.Sprintf("  ·  %s open · %s new · %s delete · %s back",
+		legend(k.Open), legend(k.New), legend(k.Delete), legend(k.Close))), ""}
 	vis := l.visible()
 	if len(vis) == 0 {
 		return append(out, s.Meta.Render("no sessions match"))

@@ -33,7 +33,7 @@ func phaseLines(st *themes.Styles, s state.State, since, now time.Time, width in
 		for _, l := range wrap(inert(s.ErrorMessage), width) {
 			out = append(out, st.Chat.Error.Render(l))
 		}
-		out = append(out, p.Detail.Render("ctrl+r retries the last message"))
+		out = append(out, p.Detail.Render(legend(keymap.Chat.Retry)+" retries the last message"))
 	}
 	if len(s.Memory.AllowedTools) > 0 {
 		// Last, so a small pane cuts this before the error and its remedy.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"retrace/state"
@@ -151,32 +152,32 @@ func (m *Model) closeTimeline() {
 	m.showState(m.head)
 }
 
-func (m *Model) timelineKey(key string) tea.Cmd {
-	t := m.timeline
-	switch key {
-	case "left", "h":
+func (m *Model) timelineKey(k tea.KeyPressMsg) tea.Cmd {
+	t, keys := m.timeline, keymap.Timeline
+	switch {
+	case key.Matches(k, keys.Back):
 		t.step(-1)
-	case "right", "l":
+	case key.Matches(k, keys.Forward):
 		t.step(1)
-	case "shift+left", "H":
+	case key.Matches(k, keys.TurnBack):
 		t.turn(-1)
-	case "shift+right", "L":
+	case key.Matches(k, keys.TurnForward):
 		t.turn(1)
-	case "home", "g":
+	case key.Matches(k, keys.First):
 		t.pos = 0
-	case "end", "G":
+	case key.Matches(k, keys.Last):
 		t.pos = len(t.versions)
-	case "b":
+	case key.Matches(k, keys.Branches):
 		m.mode = modeTree
 		m.relayout()
 		return nil
-	case "enter":
+	case key.Matches(k, keys.Restore):
 		return m.restore(t.current().Version)
-	case "esc", "q", "ctrl+t":
+	case key.Matches(k, keys.Close):
 		m.closeTimeline()
 		return nil
-	case "?", "f1":
-		m.mode = modeHelp
+	case key.Matches(k, keys.Help):
+		m.openHelp()
 		return nil
 	default:
 		return nil
@@ -220,19 +221,20 @@ func (m *Model) handleRestored(msg restoredMsg) tea.Cmd {
 	m.relayout()
 	m.notice = fmt.Sprintf("restored v%d: the next message starts a new branch; the old one stays in the timeline", msg.version)
 	if m.head.Phase.Active() {
-		m.notice = fmt.Sprintf("restored v%d, in the middle of a task (%s): ctrl+r carries it on; a new message interrupts it", msg.version, m.head.Phase)
+		m.notice = fmt.Sprintf("restored v%d, in the middle of a task (%s): %s carries it on; a new message interrupts it",
+			msg.version, m.head.Phase, legend(keymap.Chat.Retry))
 	}
 	return nil
 }
 
-func (m *Model) treeKey(key string) tea.Cmd {
-	t := m.timeline
-	switch key {
-	case "up", "k":
+func (m *Model) treeKey(k tea.KeyPressMsg) tea.Cmd {
+	t, keys := m.timeline, keymap.Tree
+	switch {
+	case key.Matches(k, keys.Up):
 		t.treeSel = max(t.treeSel-1, 0)
-	case "down", "j":
+	case key.Matches(k, keys.Down):
 		t.treeSel = min(t.treeSel+1, max(len(t.tree.Branches)-1, 0))
-	case "enter":
+	case key.Matches(k, keys.Open):
 		if len(t.tree.Branches) == 0 {
 			return nil
 		}
@@ -243,7 +245,7 @@ func (m *Model) treeKey(key string) tea.Cmd {
 			vs, err := m.d.Path(b.Tip)
 			return pathMsg{versions: vs, select_: b.Tip, err: err}
 		}
-	case "esc", "b", "q":
+	case key.Matches(k, keys.Close):
 		m.mode = modeTimeline
 		m.relayout()
 	}
@@ -259,8 +261,10 @@ func (m *Model) timelineBanner() []string {
 	if s.Version == m.head.Version {
 		head = " (the head)"
 	}
-	banner := fmt.Sprintf(" Viewing v%d of %d%s · branch %d · ←/→ version · shift+←/→ turn · b branches · Enter restore · Esc back ",
-		s.Version, m.session.Versions, head, t.branch)
+	k := keymap.Timeline
+	banner := fmt.Sprintf(" Viewing v%d of %d%s · branch %d · %s version · %s turn · %s branches · %s restore · %s back ",
+		s.Version, m.session.Versions, head, t.branch, legendPair(k.Back, k.Forward), legendPair(k.TurnBack, k.TurnForward),
+		legend(k.Branches), legend(k.Restore), legend(k.Close))
 	change := "v0: the empty session"
 	if t.pos > 0 {
 		v := t.versions[t.pos-1]
@@ -333,7 +337,9 @@ func describe(ev state.Event, phase state.Phase) string {
 // treeLines lists the branches, the selected one marked.
 func (t *timeline) treeLines(st *themes.Styles, width, height int) []string {
 	s := st.Timeline
-	out := []string{s.Node.Render("Branches: ↑/↓ choose · Enter opens it in the timeline · Esc back"), ""}
+	k := keymap.Tree
+	out := []string{s.Node.Render(fmt.Sprintf("Branches: %s choose · %s opens it in the timeline · %s back",
+		legendPair(k.Up, k.Down), legend(k.Open), legend(k.Close))), ""}
 	for i, b := range t.tree.Branches {
 		from := "the root"
 		if b.Fork > 0 {

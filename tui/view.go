@@ -42,7 +42,7 @@ func (m *Model) mainLines() []string {
 	h, w := m.lay.mainH, m.width
 	switch {
 	case m.mode == modeHelp:
-		return frame("Keys", m.helpLines(w-2), w, h, m.st.Pane.BorderFocused, m.st.Pane.TitleFocused)
+		return m.helpBox(w, h)
 	case m.mode == modeSessions && m.sessions != nil:
 		return frame("Sessions", m.sessions.lines(&m.st, w-2, h-2), w, h, m.st.Pane.BorderFocused, m.st.Pane.TitleFocused)
 	case m.mode == modeTree && m.timeline != nil:
@@ -67,7 +67,7 @@ func (m *Model) conversationBox(w, h int) []string {
 	if m.timeline != nil {
 		title = fmt.Sprintf("Conversation at v%d", m.timeline.current().Version)
 	} else if m.conv.offset > 0 {
-		title = "Conversation (scrolled up; End follows)"
+		title = "Conversation (scrolled up; " + legend(keymap.Chat.Follow) + " follows)"
 	}
 	return frame(title, m.conv.Render(w-2, h-2), w, h, m.st.Pane.Border, m.st.Pane.Title)
 }

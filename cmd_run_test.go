@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"retrace/agent/demo"
+	"retrace/agent/llmserver"
 	"retrace/agent/llmtest"
 	"retrace/state"
 	"retrace/storage/boltstore"
@@ -54,9 +55,9 @@ func (e *runEnv) runCtx(t *testing.T, ctx context.Context, stdin string, args ..
 	return result{code, out.String(), errOut.String()}
 }
 
-func planCall(steps ...string) llmtest.Response {
+func planCall(steps ...string) llmserver.Response {
 	b, _ := json.Marshal(map[string]any{"steps": steps})
-	return llmtest.ToolCallReply([]llmtest.Call{{ID: "call_plan", Name: "set_plan", Args: string(b)}})
+	return llmserver.ToolCallReply([]llmserver.Call{{ID: "call_plan", Name: "set_plan", Args: string(b)}})
 }
 
 func TestRunATask(t *testing.T) {
@@ -65,9 +66,9 @@ func TestRunATask(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.srv.Enqueue(planCall("read main.go"),
-		llmtest.ToolCallReply([]llmtest.Call{{ID: "call_r", Name: "read_file", Args: `{"path":"main.go"}`}}),
-		llmtest.TextReply("It is package main."),
-		llmtest.TextReply("main.go is the main package."))
+		llmserver.ToolCallReply([]llmserver.Call{{ID: "call_r", Name: "read_file", Args: `{"path":"main.go"}`}}),
+		llmserver.TextReply("It is package main."),
+		llmserver.TextReply("main.go is the main package."))
 	r := e.run(t, "", "--api-key", secret, "what is main.go?")
 	if r.code != exitOK {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
@@ -86,7 +87,7 @@ func TestRunATask(t *testing.T) {
 	if r := retrace(t, "show", id, "--db", e.db).ok(t); !strings.Contains(r.stdout, "main.go is the main package.") {
 		t.Fatalf("show:\n%s", r.stdout)
 	}
-	e.srv.Enqueue(llmtest.TextReply("You asked about main.go."))
+	e.srv.Enqueue(llmserver.TextReply("You asked about main.go."))
 	t.Setenv("OPENAI_API_KEY", secret) // the environment's key, this time
 	r = e.run(t, "what did I ask?\n", "--session", id[:6], "-")
 	if r.code != exitOK || !strings.Contains(r.stdout, "You asked about main.go.") {
@@ -130,7 +131,7 @@ func TestRunATask(t *testing.T) {
 
 func TestRunJSON(t *testing.T) {
 	e := newRunEnv(t)
-	e.srv.Enqueue(llmtest.TextReply("Hello."))
+	e.srv.Enqueue(llmserver.TextReply("Hello."))
 	r := e.run(t, "", "--json", "hi")
 	var s state.State
 	if r.code != exitOK || json.Unmarshal([]byte(r.stdout), &s) != nil {
@@ -142,7 +143,7 @@ func TestRunJSON(t *testing.T) {
 }
 
 func TestRunApprovals(t *testing.T) {
-	write := llmtest.ToolCallReply([]llmtest.Call{{ID: "call_w", Name: "write_file", Args: `{"path":"out.txt","content":"hi"}`}})
+	write := llmserver.ToolCallReply([]llmserver.Call{{ID: "call_w", Name: "write_file", Args: `{"path":"out.txt","content":"hi"}`}})
 	for name, tc := range map[string]struct {
 		flags   []string
 		written bool
@@ -153,7 +154,7 @@ func TestRunApprovals(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newRunEnv(t)
-			e.srv.Enqueue(planCall("write"), write, llmtest.TextReply("step done"), llmtest.TextReply("finished"))
+			e.srv.Enqueue(planCall("write"), write, llmserver.TextReply("step done"), llmserver.TextReply("finished"))
 			r := e.run(t, "", append(tc.flags, "write out.txt")...)
 			_, err := os.Stat(filepath.Join(e.ws, "out.txt"))
 			if r.code != exitOK || (err == nil) != tc.written {
@@ -182,7 +183,7 @@ func TestRunFailures(t *testing.T) {
 		t.Fatalf("message: %q", errOut.String())
 	}
 
-	e.srv.Enqueue(llmtest.Status(401, llmtest.ErrorBody("Incorrect API key provided: sk-wr***.", "invalid_request_error", "", "invalid_api_key")))
+	e.srv.Enqueue(llmserver.Status(401, llmserver.ErrorBody("Incorrect API key provided: sk-wr***.", "invalid_request_error", "", "invalid_api_key")))
 	if r := e.run(t, "", "--api-key", "sk-wrong", "hi"); r.code != exitError || !strings.Contains(r.stderr, "API key") {
 		t.Fatalf("401: exit %d\n%s", r.code, r.stderr)
 	}
@@ -196,8 +197,8 @@ func TestRunFailures(t *testing.T) {
 
 func TestRunInterrupted(t *testing.T) {
 	e := newRunEnv(t)
-	c := llmtest.Chunker{}
-	e.srv.Enqueue(llmtest.Stream(c.Role(), c.Text("Once upon"), llmtest.Block()))
+	c := llmserver.Chunker{}
+	e.srv.Enqueue(llmserver.Stream(c.Role(), c.Text("Once upon"), llmserver.Block()))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		// Cancel once the request is in: the stream blocks until then.
@@ -241,6 +242,7 @@ func TestRunAgainstTheDemoModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
+	strict := llmtest.Strict(srv.Server) // the demo model ships without the checker
 	if err := os.WriteFile(filepath.Join(e.ws, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +269,7 @@ func TestRunAgainstTheDemoModel(t *testing.T) {
 	if r.code != exitOK || !strings.Contains(r.stdout, "list_files, read_file, write_file") {
 		t.Fatalf("follow-up: %d %s %s", r.code, r.stdout, r.stderr)
 	}
-	if v := srv.Violations(); len(v) != 0 {
+	if v := strict.Violations(); len(v) != 0 {
 		t.Fatalf("requests a strict server would reject: %v", v)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"retrace/agent/llmserver"
 	"retrace/agent/llmtest"
 	"retrace/state"
 	"retrace/storage"
@@ -124,10 +125,10 @@ func TestKilledMidTool(t *testing.T) {
 	e := newCrashEnv(t)
 	ran := filepath.Join(e.ws, "ran.txt")
 	e.srv.Enqueue(planCall("run it"),
-		llmtest.ToolCallReply([]llmtest.Call{{ID: "call_run", Name: "run_command",
+		llmserver.ToolCallReply([]llmserver.Call{{ID: "call_run", Name: "run_command",
 			Args: `{"command":"echo $$ > pgid; echo ran >> ran.txt; sleep 30"}`}}),
-		llmtest.TextReply("The command was interrupted."),
-		llmtest.TextReply("I could not finish the command."))
+		llmserver.TextReply("The command was interrupted."),
+		llmserver.TextReply("I could not finish the command."))
 	c, _ := e.start(t, "--allow", "run_command", "run the long command")
 	// The file exists as soon as the shell opens it, a moment before the
 	// line is written: wait for the line, or the kill can come between.
@@ -154,8 +155,8 @@ func TestKilledMidTool(t *testing.T) {
 // run asks the model again.
 func TestKilledMidStream(t *testing.T) {
 	e := newCrashEnv(t)
-	c := llmtest.Chunker{}
-	e.srv.Enqueue(llmtest.Stream(c.Role(), c.Text("half an answ"), llmtest.Block()), llmtest.TextReply("The whole answer."))
+	c := llmserver.Chunker{}
+	e.srv.Enqueue(llmserver.Stream(c.Role(), c.Text("half an answ"), llmserver.Block()), llmserver.TextReply("The whole answer."))
 	p, out := e.start(t, "tell me")
 	if got := readUntil(t, out, "half"); !strings.Contains(got, "half") {
 		t.Fatalf("stdout %q", got)
@@ -181,7 +182,7 @@ func TestKilledMidStream(t *testing.T) {
 func TestKilledMidSummary(t *testing.T) {
 	e := newCrashEnv(t)
 	id := e.sevenTurns(t)
-	e.srv.Enqueue(llmtest.Stream(llmtest.Block()))
+	e.srv.Enqueue(llmserver.Stream(llmserver.Block()))
 	p, _ := e.start(t, "--session", id, "--context-window", "600", "question 7")
 	until(t, "the summary request", func() bool {
 		reqs := e.srv.Requests()
@@ -191,7 +192,7 @@ func TestKilledMidSummary(t *testing.T) {
 	if s := e.head(t); s.Summary != "" || s.Phase != state.Planning {
 		t.Fatalf("after a kill mid-summary: summary %q phase %s", s.Summary, s.Phase)
 	}
-	e.srv.Enqueue(llmtest.TextReply("SUMMARY of turns 0 and 1"), llmtest.TextReply("answer 7"))
+	e.srv.Enqueue(llmserver.TextReply("SUMMARY of turns 0 and 1"), llmserver.TextReply("answer 7"))
 	e.resume(t, id, "--context-window", "600")
 	if s := e.head(t); s.Summary != "SUMMARY of turns 0 and 1" || s.FinalAnswer != "answer 7" {
 		t.Fatalf("after resume: summary %q answer %q", s.Summary, s.FinalAnswer)

@@ -13,6 +13,7 @@ import (
 
 	"retrace/agent"
 	"retrace/agent/llm"
+	"retrace/agent/llmserver"
 	"retrace/agent/llmtest"
 	"retrace/agent/tools"
 	"retrace/state"
@@ -137,16 +138,16 @@ func (a *approver) Approve(_ context.Context, req agent.ApprovalRequest) (agent.
 	return d, nil
 }
 
-func call(id, name, args string) []llmtest.Call {
-	return []llmtest.Call{{ID: id, Name: name, Args: args}}
+func call(id, name, args string) []llmserver.Call {
+	return []llmserver.Call{{ID: id, Name: name, Args: args}}
 }
 
-func plan(steps ...string) llmtest.Response {
+func plan(steps ...string) llmserver.Response {
 	quoted := make([]string, len(steps))
 	for i, s := range steps {
 		quoted[i] = `"` + s + `"`
 	}
-	return llmtest.ToolCallReply(call("call_plan", "set_plan", `{"steps":[`+strings.Join(quoted, ",")+`]}`))
+	return llmserver.ToolCallReply(call("call_plan", "set_plan", `{"steps":[`+strings.Join(quoted, ",")+`]}`))
 }
 
 func TestPlanToolAnswer(t *testing.T) {
@@ -156,9 +157,9 @@ func TestPlanToolAnswer(t *testing.T) {
 	}
 	r.srv.Enqueue(
 		plan("read a.go"),
-		llmtest.ToolCallReply(call("call_read", "read_file", `{"path":"a.go"}`)),
-		llmtest.TextReply("a.go declares package main."),
-		llmtest.TextReply("a.go is a main package."),
+		llmserver.ToolCallReply(call("call_read", "read_file", `{"path":"a.go"}`)),
+		llmserver.TextReply("a.go declares package main."),
+		llmserver.TextReply("a.go is a main package."),
 	)
 	s, err := r.agent().Send(context.Background(), "what is in a.go?")
 	if err != nil {
@@ -195,7 +196,7 @@ func TestPlanToolAnswer(t *testing.T) {
 
 func TestDirectAnswer(t *testing.T) {
 	r := newRig(t, agent.Options{})
-	r.srv.Enqueue(llmtest.TextReply("Hello! How can I help?"))
+	r.srv.Enqueue(llmserver.TextReply("Hello! How can I help?"))
 	s, err := r.agent().Send(context.Background(), "hi")
 	if err != nil || s.Phase != state.Done || s.FinalAnswer != "Hello! How can I help?" || s.Version != 2 {
 		t.Fatalf("v%d %s %q %v", s.Version, s.Phase, s.FinalAnswer, err)
@@ -213,10 +214,10 @@ func TestApprovalDeniedAndGiven(t *testing.T) {
 	r := newRig(t, agent.Options{})
 	r.srv.Enqueue(
 		plan("write the file"),
-		llmtest.ToolCallReply(call("call_w1", "write_file", `{"path":"out.txt","content":"one"}`)),
-		llmtest.ToolCallReply(call("call_w2", "write_file", `{"path":"out.txt","content":"two"}`)),
-		llmtest.TextReply("Wrote it on the second try."),
-		llmtest.TextReply("Done: out.txt holds two."),
+		llmserver.ToolCallReply(call("call_w1", "write_file", `{"path":"out.txt","content":"one"}`)),
+		llmserver.ToolCallReply(call("call_w2", "write_file", `{"path":"out.txt","content":"two"}`)),
+		llmserver.TextReply("Wrote it on the second try."),
+		llmserver.TextReply("Done: out.txt holds two."),
 	)
 	r.approve.decisions = []agent.Decision{{Approved: false, Reason: "not that"}, {Approved: true}}
 	s, err := r.agent().Send(context.Background(), "write out.txt")
@@ -244,9 +245,9 @@ func TestAllowedToolsAreNotAsked(t *testing.T) {
 	r := newRig(t, agent.Options{Allowed: []string{"run_command"}})
 	r.srv.Enqueue(
 		plan("run it"),
-		llmtest.ToolCallReply(call("call_c", "run_command", `{"command":"echo hi"}`)),
-		llmtest.TextReply("it printed hi"),
-		llmtest.TextReply("It printed hi."),
+		llmserver.ToolCallReply(call("call_c", "run_command", `{"command":"echo hi"}`)),
+		llmserver.TextReply("it printed hi"),
+		llmserver.TextReply("It printed hi."),
 	)
 	s, err := r.agent().Send(context.Background(), "run echo hi")
 	if err != nil {
@@ -265,10 +266,10 @@ func TestApprovalForTheSessionIsVersioned(t *testing.T) {
 	ctx := context.Background()
 	r.srv.Enqueue(
 		plan("write twice"),
-		llmtest.ToolCallReply(call("call_w1", "write_file", `{"path":"out.txt","content":"one"}`)),
-		llmtest.ToolCallReply(call("call_w2", "write_file", `{"path":"out.txt","content":"two"}`)),
-		llmtest.TextReply("Wrote it twice."),
-		llmtest.TextReply("out.txt holds two."),
+		llmserver.ToolCallReply(call("call_w1", "write_file", `{"path":"out.txt","content":"one"}`)),
+		llmserver.ToolCallReply(call("call_w2", "write_file", `{"path":"out.txt","content":"two"}`)),
+		llmserver.TextReply("Wrote it twice."),
+		llmserver.TextReply("out.txt holds two."),
 	)
 	r.approve.decisions = []agent.Decision{{Approved: true, Always: true}}
 	if _, err := r.agent().Send(ctx, "write out.txt twice"); err != nil {
@@ -281,9 +282,9 @@ func TestApprovalForTheSessionIsVersioned(t *testing.T) {
 	// A fresh agent on the stored head, as after a restart.
 	r.srv.Enqueue(
 		plan("write three"),
-		llmtest.ToolCallReply(call("call_w3", "write_file", `{"path":"out.txt","content":"three"}`)),
-		llmtest.TextReply("Wrote three."),
-		llmtest.TextReply("out.txt holds three."),
+		llmserver.ToolCallReply(call("call_w3", "write_file", `{"path":"out.txt","content":"three"}`)),
+		llmserver.TextReply("Wrote three."),
+		llmserver.TextReply("out.txt holds three."),
 	)
 	if _, err := r.agent().Send(ctx, "now three"); err != nil {
 		t.Fatal(err)
@@ -306,7 +307,7 @@ func TestApprovalForTheSessionIsVersioned(t *testing.T) {
 	if err := r.store.SetHead(ctx, r.session, asked-1); err != nil {
 		t.Fatal(err)
 	}
-	r.srv.Enqueue(llmtest.TextReply("Not allowed."), llmtest.TextReply("I could not write."))
+	r.srv.Enqueue(llmserver.TextReply("Not allowed."), llmserver.TextReply("I could not write."))
 	s, err := r.agent().Resume(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -320,14 +321,14 @@ func TestModelMistakesBecomeToolResults(t *testing.T) {
 	r := newRig(t, agent.Options{})
 	r.srv.Enqueue(
 		plan("look around"),
-		llmtest.ToolCallReply([]llmtest.Call{
+		llmserver.ToolCallReply([]llmserver.Call{
 			{ID: "call_1", Name: "write_filewrite_file", Args: `{}`},
 			{ID: "call_2", Name: "read_file", Args: `{'path': 'x'}`},
 			{ID: "call_3", Name: "read_file", Args: `{"path":"missing.go"}`},
 			{ID: "call_4", Name: "note", Args: `{"key":"lang","value":"go"}`},
 		}),
-		llmtest.TextReply("none of that worked"),
-		llmtest.TextReply("I could not read anything."),
+		llmserver.TextReply("none of that worked"),
+		llmserver.TextReply("I could not read anything."),
 	)
 	s, err := r.agent().Send(context.Background(), "look")
 	if err != nil {
@@ -349,8 +350,8 @@ func TestIterationLimit(t *testing.T) {
 	r := newRig(t, agent.Options{MaxIterations: 3})
 	r.srv.Enqueue(
 		plan("loop"),
-		llmtest.ToolCallReply(call("call_1", "list_files", `{}`)),
-		llmtest.ToolCallReply(call("call_2", "list_files", `{}`)),
+		llmserver.ToolCallReply(call("call_1", "list_files", `{}`)),
+		llmserver.ToolCallReply(call("call_2", "list_files", `{}`)),
 	)
 	s, err := r.agent().Send(context.Background(), "loop forever")
 	var te *agent.TaskError
@@ -379,7 +380,7 @@ func TestResumeAfterCrashMidTool(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r.srv.Enqueue(llmtest.TextReply("The write was interrupted; x.txt may not exist."), llmtest.TextReply("Please check x.txt."))
+	r.srv.Enqueue(llmserver.TextReply("The write was interrupted; x.txt may not exist."), llmserver.TextReply("Please check x.txt."))
 	s, err := r.agent().Resume(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -400,8 +401,8 @@ func TestResumeAfterCrashMidTool(t *testing.T) {
 // leaves a history the next request can carry.
 func TestCancelMidStream(t *testing.T) {
 	r := newRig(t, agent.Options{})
-	c := llmtest.Chunker{}
-	r.srv.Enqueue(llmtest.Stream(c.Role(), c.Text("Half an ans"), llmtest.Block()))
+	c := llmserver.Chunker{}
+	r.srv.Enqueue(llmserver.Stream(c.Role(), c.Text("Half an ans"), llmserver.Block()))
 	ctx, cancel := context.WithCancel(context.Background())
 	r.obs.onDelta = cancel
 	ag := r.agent()
@@ -414,7 +415,7 @@ func TestCancelMidStream(t *testing.T) {
 		t.Fatalf("partial text lost: %+v", last)
 	}
 	r.obs.onDelta = nil
-	r.srv.Enqueue(llmtest.TextReply("Short story."))
+	r.srv.Enqueue(llmserver.TextReply("Short story."))
 	if s, err := ag.Send(context.Background(), "a short one then"); err != nil || s.Phase != state.Done {
 		t.Fatalf("after cancel: %s %v", s.Phase, err)
 	}
@@ -423,7 +424,7 @@ func TestCancelMidStream(t *testing.T) {
 // Cancel while a command runs stops it and answers the call.
 func TestCancelMidTool(t *testing.T) {
 	r := newRig(t, agent.Options{Allowed: []string{"run_command"}})
-	r.srv.Enqueue(plan("wait"), llmtest.ToolCallReply(call("call_s", "run_command", `{"command":"sleep 30"}`)))
+	r.srv.Enqueue(plan("wait"), llmserver.ToolCallReply(call("call_s", "run_command", `{"command":"sleep 30"}`)))
 	ctx, cancel := context.WithCancel(context.Background())
 	r.obs.onState = func(s state.State) {
 		if n := len(s.Memory.ToolCalls); n > 1 && !s.Memory.ToolCalls[n-1].StartedAt.IsZero() {
@@ -446,9 +447,9 @@ func TestEveryGatedCallIsAsked(t *testing.T) {
 	const n = 100
 	r.srv.Enqueue(plan("write it"))
 	for i := range n {
-		r.srv.Enqueue(llmtest.ToolCallReply(call(fmt.Sprintf("call_%d", i), "write_file", `{"path":"out.txt","content":"x"}`)))
+		r.srv.Enqueue(llmserver.ToolCallReply(call(fmt.Sprintf("call_%d", i), "write_file", `{"path":"out.txt","content":"x"}`)))
 	}
-	r.srv.Enqueue(llmtest.TextReply("I was not allowed to write."), llmtest.TextReply("Nothing was written."))
+	r.srv.Enqueue(llmserver.TextReply("I was not allowed to write."), llmserver.TextReply("Nothing was written."))
 	s, err := r.agent().Send(context.Background(), "write out.txt")
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"retrace/agent"
-	"retrace/agent/llmtest"
+	"retrace/agent/llmserver"
 	"retrace/state"
 )
 
@@ -19,14 +19,14 @@ import (
 // run for 30 s), until Send has returned with the interrupted event kept.
 // Reported as ms-to-stop/op; the requirement is under 100 ms.
 func BenchmarkCancel(b *testing.B) {
-	c := llmtest.Chunker{}
+	c := llmserver.Chunker{}
 	for name, setup := range map[string]func(r *rig) func(state.State) bool{
 		"mid-stream": func(r *rig) func(state.State) bool {
-			r.srv.Enqueue(llmtest.Stream(c.Role(), c.Text("partial"), llmtest.Block()))
+			r.srv.Enqueue(llmserver.Stream(c.Role(), c.Text("partial"), llmserver.Block()))
 			return nil
 		},
 		"mid-tool": func(r *rig) func(state.State) bool {
-			r.srv.Enqueue(plan("wait"), llmtest.ToolCallReply(call("call_s", "run_command", `{"command":"touch started; sleep 30"}`)))
+			r.srv.Enqueue(plan("wait"), llmserver.ToolCallReply(call("call_s", "run_command", `{"command":"touch started; sleep 30"}`)))
 			return func(s state.State) bool {
 				n := len(s.Memory.ToolCalls)
 				return n > 1 && !s.Memory.ToolCalls[n-1].StartedAt.IsZero()

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"retrace/agent"
-	"retrace/agent/llmtest"
+	"retrace/agent/llmserver"
 	"retrace/state"
 )
 
@@ -16,7 +16,7 @@ func (r *rig) chat(n int) {
 	r.t.Helper()
 	ag := r.agent()
 	for i := range n {
-		r.srv.Enqueue(llmtest.TextReply(fmt.Sprintf("answer %d: %s", i, strings.Repeat("words and more words ", 8))))
+		r.srv.Enqueue(llmserver.TextReply(fmt.Sprintf("answer %d: %s", i, strings.Repeat("words and more words ", 8))))
 		if _, err := ag.Send(context.Background(), fmt.Sprintf("question %d: %s", i, strings.Repeat("tell me about this ", 8))); err != nil {
 			r.t.Fatal(err)
 		}
@@ -28,7 +28,7 @@ func TestSummarisesOldTurnsWhenNearTheWindow(t *testing.T) {
 	r.chat(7)
 	before := len(r.srv.Requests())
 	r.opts.ContextWindow = 600
-	r.srv.Enqueue(llmtest.TextReply("SUMMARY: they asked questions 0 and 1."), llmtest.TextReply("answer 7"))
+	r.srv.Enqueue(llmserver.TextReply("SUMMARY: they asked questions 0 and 1."), llmserver.TextReply("answer 7"))
 	s, err := r.agent().Send(context.Background(), "question 7")
 	if err != nil {
 		t.Fatal(err)
@@ -53,12 +53,12 @@ func TestSummarisesOldTurnsWhenNearTheWindow(t *testing.T) {
 }
 
 func TestOverflowSummarisesAndRetriesOnce(t *testing.T) {
-	overflow := llmtest.Status(400, llmtest.ErrorBody("This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
+	overflow := llmserver.Status(400, llmserver.ErrorBody("This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
 		"invalid_request_error", "messages", "context_length_exceeded"))
 
 	r := newRig(t, agent.Options{})
 	r.chat(7)
-	r.srv.Enqueue(overflow, llmtest.TextReply("SUMMARY"), llmtest.TextReply("fits now"))
+	r.srv.Enqueue(overflow, llmserver.TextReply("SUMMARY"), llmserver.TextReply("fits now"))
 	s, err := r.agent().Send(context.Background(), "question 7")
 	if err != nil || s.FinalAnswer != "fits now" || s.Summary != "SUMMARY" {
 		t.Fatalf("%v: answer %q summary %q", err, s.FinalAnswer, s.Summary)

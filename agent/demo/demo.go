@@ -1,14 +1,3 @@
-// Package demo is a scripted model: an OpenAI-compatible server that plays
-// a small agent on any workspace, so retrace can be tried, and tested end
-// to end, with no API key and no network. It plans, lists and reads files,
-// writes a notes file (which asks for approval), answers, and copes with a
-// follow-up question. It speaks the same streamed bytes a real server
-// does, through llmtest, so retrace takes the same code path as with a
-// real endpoint.
-//
-// The model reads retrace's own instructions to know where it is ("You are
-// carrying out step 2 of the plan: ..."), which is exactly what a real
-// model does with them.
 package demo
 
 import (
@@ -19,16 +8,16 @@ import (
 	"sync/atomic"
 	"time"
 
-	"retrace/agent/llmtest"
+	"retrace/agent/llmserver"
 )
 
 // Server is a running demo model.
-type Server struct{ *llmtest.Server }
+type Server struct{ *llmserver.Server }
 
 // Start serves the demo model on addr ("127.0.0.1:0" picks a port). Pace
 // is the pause between streamed pieces, so streaming can be seen.
 func Start(addr string, pace time.Duration) (*Server, error) {
-	srv, err := llmtest.Start(addr)
+	srv, err := llmserver.Start(addr)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +41,7 @@ type model struct {
 var stepLine = regexp.MustCompile(`You are carrying out step (\d+) of the plan: (.*)`)
 
 // respond decides the next reply from what retrace sent.
-func (m *model) respond(req llmtest.Request) llmtest.Response {
+func (m *model) respond(req llmserver.Request) llmserver.Response {
 	m.n.Add(1)
 	if len(req.Messages) == 0 {
 		return m.text("I was sent nothing.")
@@ -71,7 +60,7 @@ func (m *model) respond(req llmtest.Request) llmtest.Response {
 	return m.text("I am not sure what to do next.")
 }
 
-func (m *model) firstReply(req llmtest.Request, text string) llmtest.Response {
+func (m *model) firstReply(req llmserver.Request, text string) llmserver.Response {
 	lower := strings.ToLower(strings.TrimSpace(text))
 	switch {
 	case len(strings.Fields(lower)) <= 3 && (strings.HasPrefix(lower, "hi") || strings.HasPrefix(lower, "hello") || strings.HasPrefix(lower, "hey")):
@@ -85,7 +74,7 @@ func (m *model) firstReply(req llmtest.Request, text string) llmtest.Response {
 
 // step works on one step of the plan: a tool call, then, once its result
 // is in, a short report that ends the step.
-func (m *model) step(req llmtest.Request, step string) llmtest.Response {
+func (m *model) step(req llmserver.Request, step string) llmserver.Response {
 	last := req.Messages[len(req.Messages)-1]
 	done := last.Role == "tool" && !strings.HasPrefix(last.Content, "plan recorded")
 	switch {
@@ -113,7 +102,7 @@ func (m *model) step(req llmtest.Request, step string) llmtest.Response {
 	return m.text("Done with this step.")
 }
 
-func (m *model) finalAnswer(req llmtest.Request) string {
+func (m *model) finalAnswer(req llmserver.Request) string {
 	file := pickFile(req)
 	written := "I wrote my notes to NOTES.md."
 	for _, msg := range req.Messages {
@@ -124,7 +113,7 @@ func (m *model) finalAnswer(req llmtest.Request) string {
 	return fmt.Sprintf("I looked through the workspace and read %s. %s Ask me what I did, or roll back with the timeline and try another way.", file, written)
 }
 
-func (m *model) recall(req llmtest.Request) string {
+func (m *model) recall(req llmserver.Request) string {
 	var did []string
 	for _, msg := range req.Messages {
 		for _, c := range msg.ToolCalls {
@@ -141,7 +130,7 @@ func (m *model) recall(req llmtest.Request) string {
 
 // pickFile chooses a file from the list_files result in the conversation:
 // the first Go, Markdown or text file, else the first file.
-func pickFile(req llmtest.Request) string {
+func pickFile(req llmserver.Request) string {
 	var files []string
 	for _, msg := range req.Messages {
 		if msg.Role != "tool" {
@@ -168,30 +157,30 @@ func pickFile(req llmtest.Request) string {
 	return "README.md"
 }
 
-func notes(req llmtest.Request) string {
+func notes(req llmserver.Request) string {
 	return "# Notes from retrace's demo model\n\n- Looked at the workspace file list.\n- Read " + pickFile(req) + ".\n"
 }
 
 func countLines(s string) int { return strings.Count(strings.TrimRight(s, "\n"), "\n") + 1 }
 
 // text streams an answer in small pieces, paced so it can be seen.
-func (m *model) text(s string) llmtest.Response {
-	c := llmtest.Chunker{Model: "retrace-demo"}
-	events := []llmtest.Event{c.Role()}
+func (m *model) text(s string) llmserver.Response {
+	c := llmserver.Chunker{Model: "retrace-demo"}
+	events := []llmserver.Event{c.Role()}
 	for _, piece := range pieces(s, 4) {
-		events = append(events, llmtest.Pause(m.pace), c.Text(piece))
+		events = append(events, llmserver.Pause(m.pace), c.Text(piece))
 	}
-	return llmtest.Stream(append(events, c.Finish("stop"), c.Usage(120+len(s)/3, len(s)/4), llmtest.Done())...)
+	return llmserver.Stream(append(events, c.Finish("stop"), c.Usage(120+len(s)/3, len(s)/4), llmserver.Done())...)
 }
 
-func (m *model) call(name, args string) llmtest.Response {
-	c := llmtest.Chunker{Model: "retrace-demo"}
+func (m *model) call(name, args string) llmserver.Response {
+	c := llmserver.Chunker{Model: "retrace-demo"}
 	id := fmt.Sprintf("call_demo_%d", m.n.Load())
-	events := []llmtest.Event{llmtest.Pause(m.pace), c.RoleToolStart(0, id, name)}
+	events := []llmserver.Event{llmserver.Pause(m.pace), c.RoleToolStart(0, id, name)}
 	for _, piece := range pieces(args, 12) {
 		events = append(events, c.ToolArgs(0, piece))
 	}
-	return llmtest.Stream(append(events, c.Finish("tool_calls"), c.Usage(150, len(args)/4), llmtest.Done())...)
+	return llmserver.Stream(append(events, c.Finish("tool_calls"), c.Usage(150, len(args)/4), llmserver.Done())...)
 }
 
 // pieces splits s into chunks of about n runes.

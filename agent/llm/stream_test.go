@@ -12,6 +12,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"retrace/agent/llm"
+	"retrace/agent/llmserver"
 	"retrace/agent/llmtest"
 	"retrace/state"
 )
@@ -92,14 +93,14 @@ func calls(t *testing.T, turn llm.Turn, want ...state.ToolRequest) {
 	}
 }
 
-var c = llmtest.Chunker{}
+var c = llmserver.Chunker{}
 
 // §5.1: a baseline OpenAI tool stream, arguments in 40 pieces.
 func TestBaselineToolStream(t *testing.T) {
 	h := newHarness(t)
 	args := `{"path":"internal/store/very/long/path/to/a/file.go","start_line":1,"end_line":40}`
-	h.srv.Enqueue(llmtest.ToolCallReply([]llmtest.Call{{ID: "call_A1", Name: "read_file", Args: args}},
-		llmtest.WithPieceSize(2), llmtest.WithUsage(812, 41)))
+	h.srv.Enqueue(llmserver.ToolCallReply([]llmserver.Call{{ID: "call_A1", Name: "read_file", Args: args}},
+		llmserver.WithPieceSize(2), llmserver.WithUsage(812, 41)))
 	turn := h.ok(t, false)
 	calls(t, turn, state.ToolRequest{ID: "call_A1", Name: "read_file", Arguments: args})
 	if turn.Usage != (state.Usage{PromptTokens: 812, CompletionTokens: 41}) || turn.Finish != "tool_calls" {
@@ -111,14 +112,14 @@ func TestBaselineToolStream(t *testing.T) {
 func TestUTF8Boundaries(t *testing.T) {
 	h := newHarness(t)
 	args := `{"path":"café/日本🌍"}`
-	h.srv.Enqueue(llmtest.Stream(llmtest.Bytewise(c.RoleToolStart(0, "call_1", "read_file")),
-		llmtest.Bytewise(c.ToolArgs(0, args)), c.Finish("tool_calls"), llmtest.Done()))
+	h.srv.Enqueue(llmserver.Stream(llmserver.Bytewise(c.RoleToolStart(0, "call_1", "read_file")),
+		llmserver.Bytewise(c.ToolArgs(0, args)), c.Finish("tool_calls"), llmserver.Done()))
 	calls(t, h.ok(t, false), state.ToolRequest{ID: "call_1", Name: "read_file", Arguments: args})
 
-	h.srv.Enqueue(llmtest.Stream(c.RoleToolStart(0, "call_2", "read_file"),
+	h.srv.Enqueue(llmserver.Stream(c.RoleToolStart(0, "call_2", "read_file"),
 		c.Delta(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\":\"\ud83d"}}]}`),
 		c.Delta(`{"tool_calls":[{"index":0,"function":{"arguments":"\ude00\"}"}}]}`),
-		c.Finish("tool_calls"), llmtest.Done()))
+		c.Finish("tool_calls"), llmserver.Done()))
 	turn := h.ok(t, false)
 	if len(turn.Calls) != 1 || turn.Calls[0].ArgsError != "" || !json.Valid([]byte(turn.Calls[0].Arguments)) {
 		t.Fatalf("a split surrogate pair must still give parseable arguments: %+v", turn.Calls)
@@ -133,21 +134,21 @@ func TestParallelCalls(t *testing.T) {
 		{ID: "call_b", Name: "list_files", Arguments: `{"pattern":"*.go"}`},
 	}
 	h := newHarness(t)
-	h.srv.Enqueue(llmtest.ToolCallReply([]llmtest.Call{
+	h.srv.Enqueue(llmserver.ToolCallReply([]llmserver.Call{
 		{ID: "call_a", Name: "read_file", Args: want[0].Arguments}, {ID: "call_b", Name: "list_files", Args: want[1].Arguments},
 	}))
 	calls(t, h.ok(t, false), want...)
 
-	h.srv.Enqueue(llmtest.Stream(c.Role(),
+	h.srv.Enqueue(llmserver.Stream(c.Role(),
 		c.Delta(`{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"read_file","arguments":""}},{"index":1,"id":"call_b","type":"function","function":{"name":"list_files","arguments":"{\"pat"}}]}`),
 		c.ToolArgs(0, `{"path":`), c.ToolArgs(1, `tern":"*.go"}`), c.ToolArgs(0, `"a.go"}`),
-		c.Finish("tool_calls"), llmtest.Done()))
+		c.Finish("tool_calls"), llmserver.Done()))
 	calls(t, h.ok(t, false), want...)
 
 	// One delta holding the same index twice: {index,id,name} + {index,arguments}.
-	h.srv.Enqueue(llmtest.Stream(c.Role(),
+	h.srv.Enqueue(llmserver.Stream(c.Role(),
 		c.Delta(`{"tool_calls":[{"index":0,"id":"functions.read_file:0","type":"function","function":{"name":"read_file"}},{"index":0,"function":{"arguments":"{\"path\":\"a.go\"}"}}]}`),
-		c.Finish("tool_calls"), llmtest.Done()))
+		c.Finish("tool_calls"), llmserver.Done()))
 	calls(t, h.ok(t, false), state.ToolRequest{ID: "functions.read_file:0", Name: "read_file", Arguments: `{"path":"a.go"}`})
 }
 
@@ -155,25 +156,25 @@ func TestParallelCalls(t *testing.T) {
 // index 0 with different ids.
 func TestOddIndexes(t *testing.T) {
 	h := newHarness(t)
-	h.srv.Enqueue(llmtest.Stream(c.Role(), c.Text("Let me look. "), c.ToolStart(1, "call_1", "read_file"),
-		c.ToolArgs(1, `{"path":"a.go"}`), c.Finish("tool_calls"), llmtest.Done()))
+	h.srv.Enqueue(llmserver.Stream(c.Role(), c.Text("Let me look. "), c.ToolStart(1, "call_1", "read_file"),
+		c.ToolArgs(1, `{"path":"a.go"}`), c.Finish("tool_calls"), llmserver.Done()))
 	turn := h.ok(t, false)
 	calls(t, turn, state.ToolRequest{ID: "call_1", Name: "read_file", Arguments: `{"path":"a.go"}`})
 	if turn.Content != "Let me look. " {
 		t.Fatalf("content %q", turn.Content)
 	}
 
-	h.srv.Enqueue(llmtest.Stream(c.Role(),
+	h.srv.Enqueue(llmserver.Stream(c.Role(),
 		c.Delta(`{"tool_calls":[{"id":"call_x","type":"function","function":{"name":"read_file","arguments":"{\"path\""}}]}`),
 		c.Delta(`{"tool_calls":[{"function":{"arguments":":\"b.go\"}"}}]}`),
-		c.Finish("tool_calls"), llmtest.Done()))
+		c.Finish("tool_calls"), llmserver.Done()))
 	calls(t, h.ok(t, false), state.ToolRequest{ID: "call_x", Name: "read_file", Arguments: `{"path":"b.go"}`})
 
-	o := llmtest.Chunker{Dialect: llmtest.Ollama}
-	h.srv.Enqueue(llmtest.Stream(o.Role(),
+	o := llmserver.Chunker{Dialect: llmserver.Ollama}
+	h.srv.Enqueue(llmserver.Stream(o.Role(),
 		o.ToolWhole(0, "call_ab12cd34", "read_file", `{"path":"a.go"}`),
 		o.ToolWhole(0, "call_ef56gh78", "read_file", `{"path":"b.go"}`),
-		o.Finish("tool_calls"), llmtest.Done()))
+		o.Finish("tool_calls"), llmserver.Done()))
 	calls(t, h.ok(t, false),
 		state.ToolRequest{ID: "call_ab12cd34", Name: "read_file", Arguments: `{"path":"a.go"}`},
 		state.ToolRequest{ID: "call_ef56gh78", Name: "read_file", Arguments: `{"path":"b.go"}`})
@@ -183,29 +184,29 @@ func TestOddIndexes(t *testing.T) {
 // a name repeated in every fragment, no id at all.
 func TestOddCallShapes(t *testing.T) {
 	h := newHarness(t)
-	h.srv.Enqueue(llmtest.Stream(c.Role(),
+	h.srv.Enqueue(llmserver.Stream(c.Role(),
 		c.Delta(`{"tool_calls":[{"index":0,"id":7,"type":"function","function":{"name":"read_file","arguments":{"path":"a.go"}}}]}`),
-		c.Finish("tool_calls"), llmtest.Done()))
+		c.Finish("tool_calls"), llmserver.Done()))
 	turn := h.ok(t, false)
 	calls(t, turn, state.ToolRequest{ID: "7", Name: "read_file", Arguments: `{"path":"a.go"}`})
 	if len(turn.Notes) == 0 {
 		t.Error("arguments sent as an object should be noted")
 	}
 
-	h.srv.Enqueue(llmtest.Stream(c.Role(),
+	h.srv.Enqueue(llmserver.Stream(c.Role(),
 		c.Delta(`{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"list_files"}}]}`),
-		c.Finish("tool_calls"), llmtest.Done()))
+		c.Finish("tool_calls"), llmserver.Done()))
 	calls(t, h.ok(t, false), state.ToolRequest{ID: "call_1", Name: "list_files", Arguments: "{}"})
 
-	h.srv.Enqueue(llmtest.Stream(c.Role(),
+	h.srv.Enqueue(llmserver.Stream(c.Role(),
 		c.Delta(`{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"read_file","arguments":"{\"pa"}}]}`),
 		c.Delta(`{"tool_calls":[{"index":0,"function":{"name":"read_file","arguments":"th\":\"x\"}"}}]}`),
-		c.Finish("tool_calls"), llmtest.Done()))
+		c.Finish("tool_calls"), llmserver.Done()))
 	calls(t, h.ok(t, false), state.ToolRequest{ID: "call_1", Name: "read_file", Arguments: `{"path":"x"}`})
 
-	h.srv.Enqueue(llmtest.Stream(c.Role(),
+	h.srv.Enqueue(llmserver.Stream(c.Role(),
 		c.Delta(`{"tool_calls":[{"index":0,"type":"function","function":{"name":"read_file","arguments":"{}"}}]}`),
-		c.Finish("tool_calls"), llmtest.Done()))
+		c.Finish("tool_calls"), llmserver.Done()))
 	turn = h.ok(t, false)
 	if len(turn.Calls) != 1 || len(turn.Calls[0].ID) != 9 {
 		t.Fatalf("a call without an id gets a 9-character one: %+v", turn.Calls)
@@ -216,12 +217,12 @@ func TestOddCallShapes(t *testing.T) {
 // runnable calls.
 func TestTruncatedAndInvalidArguments(t *testing.T) {
 	h := newHarness(t)
-	h.srv.Enqueue(llmtest.Stream(c.RoleToolStart(0, "call_1", "write_file"),
-		c.ToolArgs(0, `{"path":"a.go","content":"pack`), c.Finish("length"), llmtest.Done()))
+	h.srv.Enqueue(llmserver.Stream(c.RoleToolStart(0, "call_1", "write_file"),
+		c.ToolArgs(0, `{"path":"a.go","content":"pack`), c.Finish("length"), llmserver.Done()))
 	_, err := h.stream(t, false)
 	wantKind(t, err, llm.KindIncomplete)
 
-	h.srv.Enqueue(llmtest.ToolCallReply([]llmtest.Call{{ID: "call_2", Name: "read_file", Args: `{'path': 'a.go'}`}}))
+	h.srv.Enqueue(llmserver.ToolCallReply([]llmserver.Call{{ID: "call_2", Name: "read_file", Args: `{'path': 'a.go'}`}}))
 	turn := h.ok(t, false)
 	if len(turn.Calls) != 1 || turn.Calls[0].ArgsError == "" {
 		t.Fatalf("invalid JSON arguments must be flagged: %+v", turn.Calls)
@@ -232,23 +233,23 @@ func TestTruncatedAndInvalidArguments(t *testing.T) {
 // legacy function_call delta.
 func TestFinishReasons(t *testing.T) {
 	h := newHarness(t)
-	h.srv.Enqueue(llmtest.Stream(c.RoleToolStart(0, "call_1", "read_file"), c.ToolArgs(0, `{"path":"a"}`),
-		c.Finish("stop"), llmtest.Done()))
+	h.srv.Enqueue(llmserver.Stream(c.RoleToolStart(0, "call_1", "read_file"), c.ToolArgs(0, `{"path":"a"}`),
+		c.Finish("stop"), llmserver.Done()))
 	calls(t, h.ok(t, false), state.ToolRequest{ID: "call_1", Name: "read_file", Arguments: `{"path":"a"}`})
 
-	h.srv.Enqueue(llmtest.Stream(c.Role(), c.Text("just text"), c.Finish("tool_calls"), llmtest.Done()))
+	h.srv.Enqueue(llmserver.Stream(c.Role(), c.Text("just text"), c.Finish("tool_calls"), llmserver.Done()))
 	turn := h.ok(t, false)
 	if turn.Content != "just text" || len(turn.Notes) == 0 {
 		t.Fatalf("tool_calls with no calls: %+v", turn)
 	}
 
-	h.srv.Enqueue(llmtest.Stream(c.Role(), c.Text("leaked"), c.Finish("end_turn"), llmtest.Done()))
+	h.srv.Enqueue(llmserver.Stream(c.Role(), c.Text("leaked"), c.Finish("end_turn"), llmserver.Done()))
 	if turn := h.ok(t, false); turn.Content != "leaked" {
 		t.Fatalf("an unknown finish_reason ends the turn as a stop: %+v", turn)
 	}
 
-	h.srv.Enqueue(llmtest.Stream(c.Role(), c.Delta(`{"function_call":{"name":"read_file","arguments":"{\"path\":"}}`),
-		c.Delta(`{"function_call":{"arguments":"\"a.go\"}"}}`), c.Finish("function_call"), llmtest.Done()))
+	h.srv.Enqueue(llmserver.Stream(c.Role(), c.Delta(`{"function_call":{"name":"read_file","arguments":"{\"path\":"}}`),
+		c.Delta(`{"function_call":{"arguments":"\"a.go\"}"}}`), c.Finish("function_call"), llmserver.Done()))
 	turn = h.ok(t, false)
 	if len(turn.Calls) != 1 || turn.Calls[0].Name != "read_file" || turn.Calls[0].Arguments != `{"path":"a.go"}` {
 		t.Fatalf("legacy function_call: %+v", turn.Calls)
@@ -258,16 +259,16 @@ func TestFinishReasons(t *testing.T) {
 // §5.16: reasoning under both field names, never mixed into the content;
 // reasoning alone is no answer.
 func TestReasoning(t *testing.T) {
-	for _, ev := range []func(string) llmtest.Event{c.Reasoning, c.ReasoningField} {
+	for _, ev := range []func(string) llmserver.Event{c.Reasoning, c.ReasoningField} {
 		h := newHarness(t)
-		h.srv.Enqueue(llmtest.Stream(c.Role(), ev("Let me think. "), ev("Yes."), c.Text("Answer."), c.Finish("stop"), llmtest.Done()))
+		h.srv.Enqueue(llmserver.Stream(c.Role(), ev("Let me think. "), ev("Yes."), c.Text("Answer."), c.Finish("stop"), llmserver.Done()))
 		turn := h.ok(t, false)
 		if turn.Reasoning != "Let me think. Yes." || turn.Content != "Answer." || h.deltas[llm.Reasoning] != turn.Reasoning {
 			t.Fatalf("reasoning %q content %q deltas %v", turn.Reasoning, turn.Content, h.deltas)
 		}
 	}
 	h := newHarness(t)
-	h.srv.Enqueue(llmtest.Stream(c.Role(), c.Reasoning("hmm"), c.Finish("stop"), llmtest.Done()))
+	h.srv.Enqueue(llmserver.Stream(c.Role(), c.Reasoning("hmm"), c.Finish("stop"), llmserver.Done()))
 	_, err := h.stream(t, false)
 	wantKind(t, err, llm.KindEmpty)
 }
@@ -275,19 +276,19 @@ func TestReasoning(t *testing.T) {
 // §5.17, §5.18: Azure's empty first chunk and delta-less annotations, a
 // content filter stop; usage wherever it comes, or not at all.
 func TestAzureAndUsagePlacement(t *testing.T) {
-	a := llmtest.Chunker{Dialect: llmtest.Azure}
+	a := llmserver.Chunker{Dialect: llmserver.Azure}
 	h := newHarness(t)
-	h.srv.Enqueue(llmtest.Stream(a.Role(), a.Text("Half a sen"), a.FilterAnnotation(0, 0, 10), a.Finish("content_filter"), llmtest.Done()))
+	h.srv.Enqueue(llmserver.Stream(a.Role(), a.Text("Half a sen"), a.FilterAnnotation(0, 0, 10), a.Finish("content_filter"), llmserver.Done()))
 	turn := h.ok(t, false)
 	if turn.Content != "Half a sen" || len(turn.Notes) == 0 {
 		t.Fatalf("filtered reply: %+v", turn)
 	}
 
-	h.srv.Enqueue(llmtest.Stream(c.Role(), c.Text("x"), c.FinishUsage("stop", 10, 2), llmtest.Done()))
+	h.srv.Enqueue(llmserver.Stream(c.Role(), c.Text("x"), c.FinishUsage("stop", 10, 2), llmserver.Done()))
 	if turn := h.ok(t, false); turn.Usage.PromptTokens != 10 {
 		t.Fatalf("usage on the finish chunk: %+v", turn.Usage)
 	}
-	h.srv.Enqueue(llmtest.TextReply("y", llmtest.WithoutUsage()))
+	h.srv.Enqueue(llmserver.TextReply("y", llmserver.WithoutUsage()))
 	if turn := h.ok(t, false); turn.Usage != (state.Usage{}) || turn.Content != "y" {
 		t.Fatalf("no usage is not an error: %+v", turn)
 	}
@@ -296,8 +297,8 @@ func TestAzureAndUsagePlacement(t *testing.T) {
 // §5.19: hundreds of keep-alive comments in a row.
 func TestKeepAliveComments(t *testing.T) {
 	h := newHarness(t)
-	h.srv.Enqueue(llmtest.Stream(llmtest.KeepAlive(200, "OPENROUTER PROCESSING"), c.Role(),
-		llmtest.KeepAlive(20, "keep-alive"), c.Text("hello"), c.Finish("stop"), llmtest.Done()))
+	h.srv.Enqueue(llmserver.Stream(llmserver.KeepAlive(200, "OPENROUTER PROCESSING"), c.Role(),
+		llmserver.KeepAlive(20, "keep-alive"), c.Text("hello"), c.Finish("stop"), llmserver.Done()))
 	if turn := h.ok(t, false); turn.Content != "hello" {
 		t.Fatalf("content %q", turn.Content)
 	}
@@ -306,20 +307,20 @@ func TestKeepAliveComments(t *testing.T) {
 // §5.20, §5.21: mid-stream errors in every shape end the turn with the
 // server's message, keeping what streamed.
 func TestMidStreamErrors(t *testing.T) {
-	o := llmtest.Chunker{}
-	cases := map[string][]llmtest.Event{
-		"openai":              {llmtest.ErrorData("overloaded", "server_error")},
-		"after a comment":     {llmtest.Comment("keep-alive"), llmtest.ErrorData("overloaded", "server_error")},
-		"event: error":        {llmtest.ErrorEvent("overloaded", "server_error")},
-		"openrouter":          {o.OpenRouterError(502, "overloaded"), llmtest.Done()},
-		"llama.cpp error:":    {llmtest.ErrorField("overloaded"), llmtest.Done()},
-		"space after a brace": {llmtest.ErrorSpaced("overloaded", "server_error")},
+	o := llmserver.Chunker{}
+	cases := map[string][]llmserver.Event{
+		"openai":              {llmserver.ErrorData("overloaded", "server_error")},
+		"after a comment":     {llmserver.Comment("keep-alive"), llmserver.ErrorData("overloaded", "server_error")},
+		"event: error":        {llmserver.ErrorEvent("overloaded", "server_error")},
+		"openrouter":          {o.OpenRouterError(502, "overloaded"), llmserver.Done()},
+		"llama.cpp error:":    {llmserver.ErrorField("overloaded"), llmserver.Done()},
+		"space after a brace": {llmserver.ErrorSpaced("overloaded", "server_error")},
 	}
 	for name, tail := range cases {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t)
-			events := []llmtest.Event{c.Role(), c.Text("partial "), c.Text("answer")}
-			h.srv.Enqueue(llmtest.Stream(append(events, tail...)...))
+			events := []llmserver.Event{c.Role(), c.Text("partial "), c.Text("answer")}
+			h.srv.Enqueue(llmserver.Stream(append(events, tail...)...))
 			_, err := h.stream(t, false)
 			e := wantKind(t, err, llm.KindStream)
 			if !strings.Contains(e.Message, "overloaded") || e.Partial.Content != "partial answer" {
@@ -336,21 +337,21 @@ func TestMidStreamErrors(t *testing.T) {
 // stops; with nothing shown (or a UI that can take text back) it is
 // retried from the start.
 func TestDroppedStreams(t *testing.T) {
-	for name, tail := range map[string]llmtest.Event{
-		"clean close":  llmtest.Seq(),
-		"reset":        llmtest.ResetNow(),
-		"cut mid-line": llmtest.Truncate(c.Text("never finished"), 20),
+	for name, tail := range map[string]llmserver.Event{
+		"clean close":  llmserver.Seq(),
+		"reset":        llmserver.ResetNow(),
+		"cut mid-line": llmserver.Truncate(c.Text("never finished"), 20),
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t)
-			h.srv.Enqueue(llmtest.Stream(c.Role(), c.Text("partial"), c.RoleToolStart(0, "call_1", "read_file"), c.ToolArgs(0, `{"pa`), tail))
+			h.srv.Enqueue(llmserver.Stream(c.Role(), c.Text("partial"), c.RoleToolStart(0, "call_1", "read_file"), c.ToolArgs(0, `{"pa`), tail))
 			_, err := h.stream(t, false)
 			e := wantKind(t, err, llm.KindIncomplete)
 			if e.Partial.Content != "partial" || len(e.Partial.Calls) != 0 {
 				t.Fatalf("partial %+v", e.Partial)
 			}
 
-			h.srv.Enqueue(llmtest.Stream(c.Role(), c.Text("partial"), tail), llmtest.TextReply("whole answer"))
+			h.srv.Enqueue(llmserver.Stream(c.Role(), c.Text("partial"), tail), llmserver.TextReply("whole answer"))
 			turn := h.ok(t, true)
 			if turn.Content != "whole answer" || len(h.retry) != 1 || !h.retry[0].Restart {
 				t.Fatalf("restart: %+v retries %+v", turn, h.retry)
@@ -363,38 +364,38 @@ func TestDroppedStreams(t *testing.T) {
 // asks; what retrying cannot fix is not.
 func TestRetries(t *testing.T) {
 	h := newHarness(t)
-	h.srv.Enqueue(llmtest.RateLimit("2"), llmtest.TextReply("ok"))
+	h.srv.Enqueue(llmserver.RateLimit("2"), llmserver.TextReply("ok"))
 	h.ok(t, false)
 	if len(h.waits) != 1 || h.waits[0] != 2*time.Second || len(h.retry) != 1 || h.retry[0].Attempt != 2 {
 		t.Fatalf("waits %v retries %+v", h.waits, h.retry)
 	}
 
 	h = newHarness(t)
-	h.srv.Enqueue(llmtest.WithHeaders(llmtest.RateLimit(""), "retry-after-ms", "1500"), llmtest.TextReply("ok"))
+	h.srv.Enqueue(llmserver.WithHeaders(llmserver.RateLimit(""), "retry-after-ms", "1500"), llmserver.TextReply("ok"))
 	h.ok(t, false)
 	if h.waits[0] != 1500*time.Millisecond {
 		t.Fatalf("retry-after-ms: waited %v", h.waits)
 	}
 
 	h = newHarness(t)
-	h.srv.Enqueue(llmtest.ServerError(), llmtest.Status(502, "<html><body>Bad Gateway</body></html>"),
-		llmtest.Status(503, llmtest.ErrorBody("busy", "server_error", "", nil)), llmtest.TextReply("ok"))
+	h.srv.Enqueue(llmserver.ServerError(), llmserver.Status(502, "<html><body>Bad Gateway</body></html>"),
+		llmserver.Status(503, llmserver.ErrorBody("busy", "server_error", "", nil)), llmserver.TextReply("ok"))
 	h.ok(t, false)
 	if len(h.waits) != 3 || h.waits[0] > 500*time.Millisecond || h.waits[1] > time.Second || h.waits[0] <= 0 {
 		t.Fatalf("backoff waits %v", h.waits)
 	}
 
 	h = newHarness(t)
-	h.srv.Enqueue(llmtest.ServerError(), llmtest.ServerError(), llmtest.ServerError(), llmtest.ServerError())
+	h.srv.Enqueue(llmserver.ServerError(), llmserver.ServerError(), llmserver.ServerError(), llmserver.ServerError())
 	_, err := h.stream(t, false)
 	if e := wantKind(t, err, llm.KindServer); len(h.waits) != 3 || e.Status != 500 {
 		t.Fatalf("four tries at most: waits %v", h.waits)
 	}
 
-	for name, resp := range map[string]llmtest.Response{
-		"x-should-retry false": llmtest.Status(503, llmtest.ErrorBody("no", "server_error", "", nil), "x-should-retry", "false"),
-		"retry-after too long": llmtest.Status(429, `{"error":{"code":"429","message":"Please retry after 86400 seconds."}}`, "Retry-After", "86400"),
-		"insufficient quota":   llmtest.Status(429, llmtest.ErrorBody("You exceeded your current quota.", "insufficient_quota", "", "insufficient_quota")),
+	for name, resp := range map[string]llmserver.Response{
+		"x-should-retry false": llmserver.Status(503, llmserver.ErrorBody("no", "server_error", "", nil), "x-should-retry", "false"),
+		"retry-after too long": llmserver.Status(429, `{"error":{"code":"429","message":"Please retry after 86400 seconds."}}`, "Retry-After", "86400"),
+		"insufficient quota":   llmserver.Status(429, llmserver.ErrorBody("You exceeded your current quota.", "insufficient_quota", "", "insufficient_quota")),
 	} {
 		h := newHarness(t)
 		h.srv.Enqueue(resp)
@@ -407,12 +408,12 @@ func TestRetries(t *testing.T) {
 // §5.27, §5.28: context overflow in four dialects; auth, model and URL
 // mistakes say what to fix and are not retried.
 func TestPermanentErrors(t *testing.T) {
-	overflow := map[string]llmtest.Response{
-		"openai":        llmtest.Status(400, llmtest.ErrorBody("This model's maximum context length is 8192 tokens. However, your messages resulted in 8227 tokens.", "invalid_request_error", "messages", "context_length_exceeded")),
-		"vllm old":      llmtest.Status(400, `{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.","type":"BadRequestError","param":null,"code":400}`),
-		"vllm new":      llmtest.Status(400, `{"error":{"message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.","type":"BadRequestError","param":null,"code":400}}`),
-		"llama.cpp 400": llmtest.Status(400, `{"error":{"code":400,"message":"request (6009 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":6009,"n_ctx":4096}}`),
-		"llama.cpp 500": llmtest.Status(500, `{"error":{"code":500,"message":"the request exceeds the available context size","type":"exceed_context_size_error","n_prompt_tokens":6009,"n_ctx":4096}}`),
+	overflow := map[string]llmserver.Response{
+		"openai":        llmserver.Status(400, llmserver.ErrorBody("This model's maximum context length is 8192 tokens. However, your messages resulted in 8227 tokens.", "invalid_request_error", "messages", "context_length_exceeded")),
+		"vllm old":      llmserver.Status(400, `{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.","type":"BadRequestError","param":null,"code":400}`),
+		"vllm new":      llmserver.Status(400, `{"error":{"message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.","type":"BadRequestError","param":null,"code":400}}`),
+		"llama.cpp 400": llmserver.Status(400, `{"error":{"code":400,"message":"request (6009 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":6009,"n_ctx":4096}}`),
+		"llama.cpp 500": llmserver.Status(500, `{"error":{"code":500,"message":"the request exceeds the available context size","type":"exceed_context_size_error","n_prompt_tokens":6009,"n_ctx":4096}}`),
 	}
 	for name, resp := range overflow {
 		h := newHarness(t)
@@ -423,15 +424,15 @@ func TestPermanentErrors(t *testing.T) {
 		}
 	}
 	for name, tc := range map[string]struct {
-		resp llmtest.Response
+		resp llmserver.Response
 		kind llm.Kind
 		say  string
 	}{
-		"401":       {llmtest.Status(401, llmtest.ErrorBody("Incorrect API key provided: sk-te***.", "invalid_request_error", "", "invalid_api_key")), llm.KindAuth, "API key"},
-		"404 model": {llmtest.Status(404, llmtest.ErrorBody("The model `gpt-test` does not exist or you do not have access to it.", "invalid_request_error", "", "model_not_found")), llm.KindModel, "--model"},
-		"404 url":   {llmtest.Status(404, `{"error":"Unexpected endpoint"}`), llm.KindEndpoint, "--base-url"},
-		"404 html":  {llmtest.Status(404, `<html><body><h1>Not Found</h1></body></html>`), llm.KindEndpoint, "--base-url"},
-		"400":       {llmtest.Status(400, llmtest.ErrorBody("Unsupported parameter", "invalid_request_error", "", nil)), llm.KindBadRequest, "Unsupported parameter"},
+		"401":       {llmserver.Status(401, llmserver.ErrorBody("Incorrect API key provided: sk-te***.", "invalid_request_error", "", "invalid_api_key")), llm.KindAuth, "API key"},
+		"404 model": {llmserver.Status(404, llmserver.ErrorBody("The model `gpt-test` does not exist or you do not have access to it.", "invalid_request_error", "", "model_not_found")), llm.KindModel, "--model"},
+		"404 url":   {llmserver.Status(404, `{"error":"Unexpected endpoint"}`), llm.KindEndpoint, "--base-url"},
+		"404 html":  {llmserver.Status(404, `<html><body><h1>Not Found</h1></body></html>`), llm.KindEndpoint, "--base-url"},
+		"400":       {llmserver.Status(400, llmserver.ErrorBody("Unsupported parameter", "invalid_request_error", "", nil)), llm.KindBadRequest, "Unsupported parameter"},
 	} {
 		h := newHarness(t)
 		h.srv.Enqueue(tc.resp)
@@ -454,7 +455,7 @@ func TestUnreachableServer(t *testing.T) {
 // §5.30: cancelling mid-stream returns at once, keeping what streamed.
 func TestCancelMidStream(t *testing.T) {
 	h := newHarness(t)
-	h.srv.Enqueue(llmtest.Stream(c.Role(), c.Text("so far"), llmtest.Block()))
+	h.srv.Enqueue(llmserver.Stream(c.Role(), c.Text("so far"), llmserver.Block()))
 	ctx, cancel := context.WithCancel(context.Background())
 	got := make(chan error, 1)
 	go func() {
@@ -472,7 +473,7 @@ func TestCancelMidStream(t *testing.T) {
 // comments keep it open.
 func TestIdleTimeout(t *testing.T) {
 	h := newHarness(t, func(c *llm.Config) { c.IdleTimeout = time.Second; c.MaxTries = 1 })
-	h.srv.Enqueue(llmtest.Stream(c.Role(), llmtest.Block()))
+	h.srv.Enqueue(llmserver.Stream(c.Role(), llmserver.Block()))
 	_, err := h.stream(t, false)
 	if e := wantKind(t, err, llm.KindIncomplete); !strings.Contains(e.Error(), "no data") {
 		t.Fatalf("%v", e)
@@ -482,7 +483,7 @@ func TestIdleTimeout(t *testing.T) {
 // A server that echoes the key it rejected must not put it on the screen.
 func TestKeyNeverInErrors(t *testing.T) {
 	h := newHarness(t)
-	h.srv.Enqueue(llmtest.Status(401, llmtest.ErrorBody("Incorrect API key provided: sk-test. You can find your key at ...", "invalid_request_error", "", "invalid_api_key")))
+	h.srv.Enqueue(llmserver.Status(401, llmserver.ErrorBody("Incorrect API key provided: sk-test. You can find your key at ...", "invalid_request_error", "", "invalid_api_key")))
 	_, err := h.stream(t, false)
 	if err == nil || strings.Contains(err.Error(), "sk-test") || !strings.Contains(err.Error(), "[the API key]") {
 		t.Fatalf("error %q", err)

@@ -8,20 +8,22 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
+	"retrace/agent/llmserver"
 	"retrace/agent/llmtest"
 )
 
 // A model that calls a tool, then answers once it has the result. The
-// second request carries the history back, and the server checks it.
+// second request carries the history back, and the checker judges it.
 func Example() {
-	srv, err := llmtest.Start("127.0.0.1:0") // in a test: llmtest.NewServer(t)
+	plain, err := llmserver.Start("127.0.0.1:0")
 	if err != nil {
 		panic(err)
 	}
-	defer srv.Close()
+	defer plain.Close()
+	srv := llmtest.Strict(plain) // in a test: srv := llmtest.NewServer(t)
 	srv.Enqueue(
-		llmtest.ToolCallReply([]llmtest.Call{{ID: "call_1", Name: "read_file", Args: `{"path":"a.go"}`}}),
-		llmtest.TextReply("a.go declares package main."),
+		llmserver.ToolCallReply([]llmserver.Call{{ID: "call_1", Name: "read_file", Args: `{"path":"a.go"}`}}),
+		llmserver.TextReply("a.go declares package main."),
 	)
 
 	cfg := openai.DefaultConfig("k")

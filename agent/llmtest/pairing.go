@@ -3,6 +3,8 @@ package llmtest
 import (
 	"slices"
 	"strings"
+
+	"retrace/agent/llmserver"
 )
 
 const (
@@ -34,7 +36,7 @@ func (r *run) unanswered() []string {
 // calls of an assistant message are each answered by exactly one tool
 // message, after it and before the next non-tool message; a tool message
 // answers a call of the assistant message its run follows.
-func checkPairing(req Request, _ Rules) []Violation {
+func checkPairing(req llmserver.Request, _ Rules) []Violation {
 	var (
 		bad  []Violation
 		open *run

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+
+	"retrace/agent/llmserver"
 )
 
 // Rules selects the provider-specific checks on top of the ones every
@@ -35,7 +37,7 @@ type Rules struct {
 type check struct {
 	name string
 	on   func(Rules) bool
-	run  func(Request, Rules) []Violation
+	run  func(llmserver.Request, Rules) []Violation
 }
 
 // checks is every rule the server enforces, in the order a request is
@@ -56,8 +58,9 @@ var checks = []check{
 // Check decodes a request body and returns every rule it breaks under r,
 // most important first; a strict server answers with the first. Tests of
 // other packages may call it on bodies they build, without a server.
-func Check(body []byte, r Rules) (Request, []Violation) {
-	req, bad := decodeRequest(body)
+func Check(body []byte, r Rules) (llmserver.Request, []Violation) {
+	req, errs := llmserver.Decode(body)
+	bad := typeViolations(req, errs)
 	if len(bad) == 0 {
 		for _, c := range checks {
 			if c.on == nil || c.on(r) {
@@ -71,14 +74,14 @@ func Check(body []byte, r Rules) (Request, []Violation) {
 	return req, bad
 }
 
-func checkModel(req Request, _ Rules) []Violation {
+func checkModel(req llmserver.Request, _ Rules) []Violation {
 	if req.Model != "" {
 		return nil
 	}
 	return []Violation{{Rule: RuleModel, Message: "you must provide a model parameter"}}
 }
 
-func checkMessagesPresent(req Request, _ Rules) []Violation {
+func checkMessagesPresent(req llmserver.Request, _ Rules) []Violation {
 	if len(req.Messages) > 0 {
 		return nil
 	}
@@ -87,7 +90,7 @@ func checkMessagesPresent(req Request, _ Rules) []Violation {
 
 var roles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true, "function": true}
 
-func checkRoles(req Request, _ Rules) []Violation {
+func checkRoles(req llmserver.Request, _ Rules) []Violation {
 	var bad []Violation
 	for i, m := range req.Messages {
 		if m.Role == "" && m.Field("role") == nil {
@@ -106,7 +109,7 @@ func checkRoles(req Request, _ Rules) []Violation {
 
 // checkContent enforces that every message says something: text, or tool
 // calls. A tool message must carry the key even when its text is empty.
-func checkContent(req Request, r Rules) []Violation {
+func checkContent(req llmserver.Request, r Rules) []Violation {
 	var bad []Violation
 	for i, m := range req.Messages {
 		switch {
@@ -141,7 +144,7 @@ func toolContentMissing(i, status int) Violation {
 
 // checkToolCallShape checks each declared call field by field, and that
 // tool messages name the call they answer.
-func checkToolCallShape(req Request, _ Rules) []Violation {
+func checkToolCallShape(req llmserver.Request, _ Rules) []Violation {
 	var bad []Violation
 	for i, m := range req.Messages {
 		if m.Role == "tool" && m.Field("tool_call_id") == nil {
@@ -154,9 +157,9 @@ func checkToolCallShape(req Request, _ Rules) []Violation {
 	return bad
 }
 
-func checkCall(path string, c ToolCall) []Violation {
+func checkCall(path string, c llmserver.ToolCall) []Violation {
 	var obj map[string]json.RawMessage
-	_ = json.Unmarshal(c.Raw, &obj) // decodeRequest already proved it an object
+	_ = json.Unmarshal(c.Raw, &obj) // Decode already proved it an object
 	var bad []Violation
 	switch id := obj["id"]; {
 	case id == nil:
@@ -203,7 +206,7 @@ func checkCall(path string, c ToolCall) []Violation {
 
 var mistralID = regexp.MustCompile(`^[a-zA-Z0-9]{9}$`)
 
-func checkMistralIDs(req Request, _ Rules) []Violation {
+func checkMistralIDs(req llmserver.Request, _ Rules) []Violation {
 	var bad []Violation
 	seen := map[string]bool{}
 	flag := func(id string) {
@@ -226,7 +229,7 @@ func checkMistralIDs(req Request, _ Rules) []Violation {
 	return bad
 }
 
-func checkOllamaArgs(req Request, _ Rules) []Violation {
+func checkOllamaArgs(req llmserver.Request, _ Rules) []Violation {
 	var bad []Violation
 	for _, m := range req.Messages {
 		for _, c := range m.ToolCalls {
@@ -239,7 +242,7 @@ func checkOllamaArgs(req Request, _ Rules) []Violation {
 	return bad
 }
 
-func checkReasoningEcho(req Request, _ Rules) []Violation {
+func checkReasoningEcho(req llmserver.Request, _ Rules) []Violation {
 	var bad []Violation
 	for i, m := range req.Messages {
 		if rc := m.Field("reasoning_content"); rc != nil && !isNull(rc) {
@@ -254,7 +257,7 @@ func checkReasoningEcho(req Request, _ Rules) []Violation {
 	return bad
 }
 
-func checkReasoningMissing(req Request, _ Rules) []Violation {
+func checkReasoningMissing(req llmserver.Request, _ Rules) []Violation {
 	var bad []Violation
 	for i, m := range req.Messages {
 		if m.Role == "assistant" && len(m.ToolCalls) > 0 && m.ReasoningContent == "" {

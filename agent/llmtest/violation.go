@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+
+	"retrace/agent/llmserver"
 )
 
 // Rule names a rule a strict server enforces. Tests match on it rather than
@@ -56,7 +58,7 @@ const (
 	// message with tool calls but no reasoning_content.
 	RuleReasoningMissing Rule = "reasoning_missing"
 	// RuleNoScript: a valid request arrived with no scripted response left
-	// and no handler.
+	// and no handler, or a handler that returned nil.
 	RuleNoScript Rule = "no_scripted_response"
 	// RuleEndpoint: a request to anything but POST /v1/chat/completions.
 	RuleEndpoint Rule = "unknown_endpoint"
@@ -87,7 +89,7 @@ func (v Violation) Body() string {
 	if v.status() >= 500 {
 		typ = "server_error"
 	}
-	return ErrorBody(v.Message, typ, v.Param, v.Code)
+	return llmserver.ErrorBody(v.Message, typ, v.Param, v.Code)
 }
 
 func (v Violation) status() int {
@@ -95,40 +97,6 @@ func (v Violation) status() int {
 		return http.StatusBadRequest
 	}
 	return v.Status
-}
-
-// ErrorBody builds the standard error envelope
-// {"error":{"message":…,"type":…,"param":…,"code":…}}. An empty typ or
-// param is sent as null; code may be nil, a string or an int, since real
-// servers send all three.
-func ErrorBody(message, typ, param string, code any) string {
-	body := struct {
-		Error struct {
-			Message string  `json:"message"`
-			Type    *string `json:"type"`
-			Param   *string `json:"param"`
-			Code    any     `json:"code"`
-		} `json:"error"`
-	}{}
-	body.Error.Message = message
-	body.Error.Type = nullable(typ)
-	body.Error.Param = nullable(param)
-	body.Error.Code = code
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	// Real servers do not escape <, > and & as \u003c…; neither do we.
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(body); err != nil {
-		panic("llmtest: cannot encode an error body: " + err.Error())
-	}
-	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-}
-
-func nullable(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 func malformedBody() Violation {
@@ -159,3 +127,56 @@ func msgPath(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
 func callPath(i, j int) string { return msgPath(i) + ".tool_calls[" + strconv.Itoa(j) + "]" }
 
 func rolePath(i int) string { return "messages.[" + strconv.Itoa(i) + "].role" }
+
+// typeViolations words what Decode could not decode the way OpenAI does,
+// and adds the one missing value Decode does not report: "messages".
+func typeViolations(req llmserver.Request, errs []llmserver.TypeError) []Violation {
+	var bad []Violation
+	for _, e := range errs {
+		if e.Path == "" {
+			return []Violation{malformedBody()}
+		}
+		bad = append(bad, typeViolation(e.Path, e.Want, e.Got))
+	}
+	if len(bad) == 0 && req.Field("messages") == nil {
+		bad = append(bad, Violation{Rule: RuleNoMessages, Message: "Missing required parameter: 'messages'.", Param: "messages"})
+	}
+	return bad
+}
+
+// kind names a JSON value's type the way OpenAI's validation messages do.
+func kind(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	if bytes.ContainsAny(raw, ".eE") {
+		return "a decimal"
+	}
+	return "an integer"
+}
+
+// field decodes one key of a JSON object; nil when absent or not an object.
+func field(raw []byte, key string) json.RawMessage {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return nil
+	}
+	return obj[key]
+}
+
+func isNull(raw json.RawMessage) bool {
+	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}

@@ -1,9 +1,10 @@
-package llmtest
+package llmserver
 
 import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -81,14 +82,28 @@ func field(raw []byte, key string) json.RawMessage {
 	return obj[key]
 }
 
-// decodeRequest fills a Request from a body. What cannot be decoded is
-// returned as violations, in the words OpenAI uses for them; the checker
-// runs only when there are none.
-func decodeRequest(body []byte) (Request, []Violation) {
+// TypeError is a value of a request body whose JSON type is not the one
+// the API defines. Decode reports it and decodes what it can around it;
+// refusing the request is for a Gate to decide.
+type TypeError struct {
+	// Path locates the value the way OpenAI's errors do
+	// ("messages[2].content"); "" is the body itself, when it is not a
+	// JSON object.
+	Path string
+	// Want is the type the API defines, as OpenAI words it ("an array").
+	Want string
+	// Got is the value as sent.
+	Got json.RawMessage
+}
+
+// Decode fills a Request from a body, keeping presence, and reports every
+// value of the wrong type. A body that is not a JSON object, or whose
+// "messages" is not an array, is decoded no further.
+func Decode(body []byte) (Request, []TypeError) {
 	req := Request{Raw: body}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil || top == nil {
-		return req, []Violation{malformedBody()}
+		return req, []TypeError{{Want: "an object", Got: body}}
 	}
 	req.Model, _ = asString(top["model"])
 	req.Stream, _ = asBool(top["stream"])
@@ -99,31 +114,32 @@ func decodeRequest(body []byte) (Request, []Violation) {
 
 	raw, ok := top["messages"]
 	if !ok {
-		return req, []Violation{{Rule: RuleNoMessages, Message: "Missing required parameter: 'messages'.", Param: "messages"}}
+		return req, nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return req, []Violation{typeViolation("messages", "an array", raw)}
+		return req, []TypeError{{Path: "messages", Want: "an array", Got: raw}}
 	}
-	var bad []Violation
+	var bad []TypeError
 	for i, item := range items {
-		m, vs := decodeMessage(i, item)
+		m, errs := decodeMessage(i, item)
 		req.Messages = append(req.Messages, m)
-		bad = append(bad, vs...)
+		bad = append(bad, errs...)
 	}
 	return req, bad
 }
 
-func decodeMessage(i int, raw json.RawMessage) (Message, []Violation) {
+func decodeMessage(i int, raw json.RawMessage) (Message, []TypeError) {
 	m := Message{Raw: raw}
+	at := "messages[" + strconv.Itoa(i) + "]"
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) != nil || obj == nil {
-		return m, []Violation{typeViolation(msgPath(i), "an object", raw)}
+		return m, []TypeError{{Path: at, Want: "an object", Got: raw}}
 	}
-	var bad []Violation
+	var bad []TypeError
 	if r, ok := obj["role"]; ok {
 		if m.Role, ok = asString(r); !ok {
-			bad = append(bad, typeViolation(msgPath(i)+".role", "a string", r))
+			bad = append(bad, TypeError{Path: at + ".role", Want: "a string", Got: r})
 		}
 	}
 	m.ContentRaw = obj["content"]
@@ -131,7 +147,7 @@ func decodeMessage(i int, raw json.RawMessage) (Message, []Violation) {
 	if m.HasContent {
 		text, ok := contentText(m.ContentRaw)
 		if !ok {
-			bad = append(bad, typeViolation(msgPath(i)+".content", "a string or an array", m.ContentRaw))
+			bad = append(bad, TypeError{Path: at + ".content", Want: "a string or an array", Got: m.ContentRaw})
 		}
 		m.Content = text
 	}
@@ -141,12 +157,12 @@ func decodeMessage(i int, raw json.RawMessage) (Message, []Violation) {
 	if tc, ok := obj["tool_calls"]; ok && !isNull(tc) {
 		var calls []json.RawMessage
 		if json.Unmarshal(tc, &calls) != nil {
-			return m, append(bad, typeViolation(msgPath(i)+".tool_calls", "an array", tc))
+			return m, append(bad, TypeError{Path: at + ".tool_calls", Want: "an array", Got: tc})
 		}
 		for j, c := range calls {
 			call, ok := decodeToolCall(c)
 			if !ok {
-				bad = append(bad, typeViolation(callPath(i, j), "an object", c))
+				bad = append(bad, TypeError{Path: at + ".tool_calls[" + strconv.Itoa(j) + "]", Want: "an object", Got: c})
 			}
 			m.ToolCalls = append(m.ToolCalls, call)
 		}
@@ -230,28 +246,4 @@ func asBool(raw json.RawMessage) (bool, bool) {
 
 func isNull(raw json.RawMessage) bool {
 	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
-}
-
-// kind names a JSON value's type the way OpenAI's validation messages do.
-func kind(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	if bytes.ContainsAny(raw, ".eE") {
-		return "a decimal"
-	}
-	return "an integer"
 }

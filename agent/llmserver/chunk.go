@@ -1,4 +1,4 @@
-package llmtest
+package llmserver
 
 import (
 	"strconv"

@@ -1,14 +1,15 @@
-package llmtest
+package llmserver
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"strconv"
 )
 
-// Response is how the server answers one valid request. Build one with
+// Response is how the server answers one request. Build one with
 // Status, JSON, Stream, Reset or the scripts (TextReply, ToolCallReply, …).
 type Response interface {
 	serve(w http.ResponseWriter, r *http.Request)
@@ -98,7 +99,7 @@ type reset struct{}
 func (reset) serve(w http.ResponseWriter, _ *http.Request) {
 	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
-		http.Error(w, "llmtest: cannot hijack to reset: "+err.Error(), http.StatusInternalServerError)
+		http.Error(w, "llmserver: cannot hijack to reset: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	resetConn(conn)
@@ -124,7 +125,7 @@ func (wh withHeaders) serve(w http.ResponseWriter, r *http.Request) {
 
 func pairs(kv []string) [][2]string {
 	if len(kv)%2 != 0 {
-		panic(fmt.Sprintf("llmtest: headers must be key/value pairs, got %d strings", len(kv)))
+		panic(fmt.Sprintf("llmserver: headers must be key/value pairs, got %d strings", len(kv)))
 	}
 	var out [][2]string
 	for i := 0; i < len(kv); i += 2 {
@@ -136,7 +137,7 @@ func pairs(kv []string) [][2]string {
 // RateLimit is OpenAI's 429 with a rate_limit_exceeded body. retryAfter
 // becomes the Retry-After header unless it is "".
 func RateLimit(retryAfter string) Response {
-	body := ErrorBody("Rate limit reached for gpt-x in organization org-llmtest on tokens per min (TPM): "+
+	body := ErrorBody("Rate limit reached for gpt-x in organization org-llmserver on tokens per min (TPM): "+
 		"Limit 30000, Used 29000, Requested 2000. Please try again in 2s.", "tokens", "", "rate_limit_exceeded")
 	headers := []string{"x-ratelimit-remaining-requests", "0"}
 	if retryAfter != "" {
@@ -149,4 +150,38 @@ func RateLimit(retryAfter string) Response {
 func ServerError() Response {
 	return Status(http.StatusInternalServerError, ErrorBody("The server had an error processing your request. "+
 		"Sorry about that! You can retry your request.", "server_error", "", nil))
+}
+
+// ErrorBody builds the standard error envelope
+// {"error":{"message":…,"type":…,"param":…,"code":…}}. An empty typ or
+// param is sent as null; code may be nil, a string or an int, since real
+// servers send all three.
+func ErrorBody(message, typ, param string, code any) string {
+	body := struct {
+		Error struct {
+			Message string  `json:"message"`
+			Type    *string `json:"type"`
+			Param   *string `json:"param"`
+			Code    any     `json:"code"`
+		} `json:"error"`
+	}{}
+	body.Error.Message = message
+	body.Error.Type = nullable(typ)
+	body.Error.Param = nullable(param)
+	body.Error.Code = code
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// Real servers do not escape <, > and & as \u003c…; neither do we.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(body); err != nil {
+		panic("llmserver: cannot encode an error body: " + err.Error())
+	}
+	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

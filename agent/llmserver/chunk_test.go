@@ -1,24 +1,25 @@
-package llmtest_test
+package llmserver_test
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"retrace/agent/llmserver"
 	"retrace/agent/llmtest"
 )
 
 // TestChunkWireForm pins the exact bytes of the builders against the
 // shapes quoted in openai-wire.md.
 func TestChunkWireForm(t *testing.T) {
-	c := llmtest.Chunker{}
-	ol := llmtest.Chunker{Dialect: llmtest.Ollama, ID: "chatcmpl-7", Model: "qwen3"}
-	az := llmtest.Chunker{Dialect: llmtest.Azure}
+	c := llmserver.Chunker{}
+	ol := llmserver.Chunker{Dialect: llmserver.Ollama, ID: "chatcmpl-7", Model: "qwen3"}
+	az := llmserver.Chunker{Dialect: llmserver.Azure}
 	const env = `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"gpt-x",`
 	const olEnv = `{"id":"chatcmpl-7","object":"chat.completion.chunk","created":1700000000,"model":"qwen3","system_fingerprint":"fp_ollama",`
 	tests := []struct {
 		name string
-		e    llmtest.Event
+		e    llmserver.Event
 		want string
 	}{
 		{"role", c.Role(), env + `"choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}]}`},
@@ -27,17 +28,17 @@ func TestChunkWireForm(t *testing.T) {
 		{"finish", c.Finish("tool_calls"), env + `"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls"}]}`},
 		{"usage", c.Usage(812, 41), env + `"choices":[],"usage":{"prompt_tokens":812,"completion_tokens":41,"total_tokens":853,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}}`},
 		{"reasoning", c.Reasoning("hm"), env + `"choices":[{"index":0,"delta":{"content":null,"reasoning_content":"hm"},"logprobs":null,"finish_reason":null}]}`},
-		{"usage null", llmtest.Chunker{UsageNull: true}.Text("x"), env + `"choices":[{"index":0,"delta":{"content":"x"},"logprobs":null,"finish_reason":null}],"usage":null}`},
+		{"usage null", llmserver.Chunker{UsageNull: true}.Text("x"), env + `"choices":[{"index":0,"delta":{"content":"x"},"logprobs":null,"finish_reason":null}],"usage":null}`},
 		{"ollama text", ol.Text("Hi"), olEnv + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}`},
 		{"ollama whole call", ol.ToolWhole(0, "call_ab12cd34", "read_file", `{"path":"a.go"}`), olEnv + `"choices":[{"index":0,"delta":{"role":"assistant","content":"","tool_calls":[{"id":"call_ab12cd34","index":0,"type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a.go\"}"}}]},"finish_reason":null}]}`},
 		{"ollama finish", ol.Finish("stop"), olEnv + `"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop"}]}`},
 		{"azure prompt filter", az.PromptFilter(), `{"choices":[],"created":0,"id":"","model":"","object":"","prompt_filter_results":[{"prompt_index":0,"content_filter_results":{"hate":{"filtered":false,"severity":"safe"},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"}}}]}`},
-		{"error", llmtest.ErrorData("boom", "server_error"), `{"error":{"message":"boom","type":"server_error","param":null,"code":null}}`},
-		{"spaced error", llmtest.ErrorSpaced("boom", "server_error"), `{ "error": {"message":"boom","type":"server_error","param":null,"code":null}}`},
+		{"error", llmserver.ErrorData("boom", "server_error"), `{"error":{"message":"boom","type":"server_error","param":null,"code":null}}`},
+		{"spaced error", llmserver.ErrorSpaced("boom", "server_error"), `{ "error": {"message":"boom","type":"server_error","param":null,"code":null}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := llmtest.Render(tt.e)
+			got := llmserver.Render(tt.e)
 			if want := "data: " + tt.want + "\n\n"; got != want {
 				t.Errorf("got  %s\nwant %s", got, want)
 			}
@@ -48,9 +49,9 @@ func TestChunkWireForm(t *testing.T) {
 // TestEveryBuilderIsValidJSON guards the hand-assembled JSON of every
 // builder in every dialect.
 func TestEveryBuilderIsValidJSON(t *testing.T) {
-	for _, d := range []llmtest.Dialect{llmtest.OpenAI, llmtest.Ollama, llmtest.Azure} {
-		c := llmtest.Chunker{Dialect: d, UsageNull: true}
-		wire := llmtest.Render(
+	for _, d := range []llmserver.Dialect{llmserver.OpenAI, llmserver.Ollama, llmserver.Azure} {
+		c := llmserver.Chunker{Dialect: d, UsageNull: true}
+		wire := llmserver.Render(
 			c.Role(), c.RoleToolStart(1, "id", "n"), c.Text("a\"b\\c\n\t\x01<&>"), c.Reasoning("r"),
 			c.ReasoningField("r"), c.ToolStart(0, "id", "n"), c.ToolArgs(0, `{"a":`), c.ToolWhole(2, "id", "n", "{}"),
 			c.Finish("stop"), c.FinishUsage("stop", 1, 2), c.Usage(1, 2), c.Delta(`{}`), c.Chunk(`"choices":[]`),
@@ -67,17 +68,17 @@ func TestEveryBuilderIsValidJSON(t *testing.T) {
 
 func TestRawBytesPassThrough(t *testing.T) {
 	half := "caf\xc3"
-	if got := llmtest.Render(llmtest.Chunker{}.Text(half)); !strings.Contains(got, `"content":"caf`+"\xc3"+`"}`) {
+	if got := llmserver.Render(llmserver.Chunker{}.Text(half)); !strings.Contains(got, `"content":"caf`+"\xc3"+`"}`) {
 		t.Errorf("the half character was not sent raw: %q", got)
 	}
 }
 
 func TestEventFraming(t *testing.T) {
-	c := llmtest.Chunker{}
-	got := llmtest.Render(
-		llmtest.Comment("OPENROUTER PROCESSING"), llmtest.KeepAlive(2, "keep-alive"), llmtest.Line("event: error\n"),
-		llmtest.Truncate(c.Text("xyz"), 8), llmtest.Bytewise(llmtest.Done()),
-		llmtest.ErrorField("boom"), llmtest.Pause(1), llmtest.Block(),
+	c := llmserver.Chunker{}
+	got := llmserver.Render(
+		llmserver.Comment("OPENROUTER PROCESSING"), llmserver.KeepAlive(2, "keep-alive"), llmserver.Line("event: error\n"),
+		llmserver.Truncate(c.Text("xyz"), 8), llmserver.Bytewise(llmserver.Done()),
+		llmserver.ErrorField("boom"), llmserver.Pause(1), llmserver.Block(),
 	)
 	want := ": OPENROUTER PROCESSING\n\n: keep-alive\n\n: keep-alive\n\nevent: error\ndata: {\"" +
 		"data: [DONE]\n\nerror: {\"code\":500,\"message\":\"boom\",\"type\":\"server_error\"}\n\n"
@@ -88,7 +89,7 @@ func TestEventFraming(t *testing.T) {
 
 func TestScriptsSplitIntoPieces(t *testing.T) {
 	srv := llmtest.NewServer(t)
-	srv.Enqueue(llmtest.TextReply("héllo wörld", llmtest.WithPieceSize(4), llmtest.WithoutUsage()))
+	srv.Enqueue(llmserver.TextReply("héllo wörld", llmserver.WithPieceSize(4), llmserver.WithoutUsage()))
 	chunks, err := rawChunks(t, newClient(srv))
 	if err != nil {
 		t.Fatal(err)

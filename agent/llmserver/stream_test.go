@@ -1,4 +1,4 @@
-package llmtest_test
+package llmserver_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
+	"retrace/agent/llmserver"
 	"retrace/agent/llmtest"
 )
 
@@ -17,13 +18,13 @@ import (
 
 func TestBytewiseUTF8ArrivesIntact(t *testing.T) {
 	srv := llmtest.NewServer(t)
-	c := llmtest.Chunker{}
+	c := llmserver.Chunker{}
 	const args = `{"path":"café/日本🌍"}`
-	srv.Enqueue(llmtest.Stream(
-		llmtest.Bytewise(c.RoleToolStart(0, "call_1", "read_file")),
-		llmtest.Bytewise(c.ToolArgs(0, args)),
-		llmtest.Bytewise(c.Finish("tool_calls")),
-		llmtest.Bytewise(llmtest.Done()),
+	srv.Enqueue(llmserver.Stream(
+		llmserver.Bytewise(c.RoleToolStart(0, "call_1", "read_file")),
+		llmserver.Bytewise(c.ToolArgs(0, args)),
+		llmserver.Bytewise(c.Finish("tool_calls")),
+		llmserver.Bytewise(llmserver.Done()),
 	))
 	tr := stream(t, newClient(srv), ask("hi"))
 	if tr.err != nil {
@@ -36,9 +37,9 @@ func TestBytewiseUTF8ArrivesIntact(t *testing.T) {
 
 func TestCharacterSplitAcrossEvents(t *testing.T) {
 	srv := llmtest.NewServer(t)
-	c := llmtest.Chunker{}
+	c := llmserver.Chunker{}
 	cafe := "café"
-	srv.Enqueue(llmtest.Stream(c.Role(), c.Text(cafe[:4]), c.Text(cafe[4:]), c.Finish("stop"), llmtest.Done()))
+	srv.Enqueue(llmserver.Stream(c.Role(), c.Text(cafe[:4]), c.Text(cafe[4:]), c.Finish("stop"), llmserver.Done()))
 	tr := stream(t, newClient(srv), ask("hi"))
 	if tr.err != nil {
 		t.Fatal(tr.err)
@@ -51,57 +52,57 @@ func TestCharacterSplitAcrossEvents(t *testing.T) {
 }
 
 func TestMidStreamErrors(t *testing.T) {
-	c := llmtest.Chunker{}
+	c := llmserver.Chunker{}
 	tests := []struct {
 		name   string
-		events []llmtest.Event
+		events []llmserver.Event
 		want   string // substring of the error; "" means a clean io.EOF
 		text   string
 	}{
 		{
 			name:   "OpenAI data error",
-			events: []llmtest.Event{c.Role(), c.Text("part"), llmtest.ErrorData("overloaded", "server_error")},
+			events: []llmserver.Event{c.Role(), c.Text("part"), llmserver.ErrorData("overloaded", "server_error")},
 			want:   "error, overloaded", text: "part",
 		},
 		{
 			name:   "after a comment",
-			events: []llmtest.Event{llmtest.Comment("keep-alive"), c.Role(), llmtest.ErrorData("overloaded", "server_error")},
+			events: []llmserver.Event{llmserver.Comment("keep-alive"), c.Role(), llmserver.ErrorData("overloaded", "server_error")},
 			want:   "unexpected end of JSON input",
 		},
 		{
 			name:   "event: error framing",
-			events: []llmtest.Event{c.Role(), llmtest.ErrorEvent("overloaded", "server_error")},
+			events: []llmserver.Event{c.Role(), llmserver.ErrorEvent("overloaded", "server_error")},
 			want:   "unexpected end of JSON input",
 		},
 		{
 			name:   "llama.cpp error field then DONE",
-			events: []llmtest.Event{c.Role(), c.Text("part"), llmtest.ErrorField("boom"), llmtest.Done()},
+			events: []llmserver.Event{c.Role(), c.Text("part"), llmserver.ErrorField("boom"), llmserver.Done()},
 			text:   "part",
 		},
 		{
 			name:   "spaced error is ignored",
-			events: []llmtest.Event{c.Role(), llmtest.ErrorSpaced("overloaded", "server_error")},
+			events: []llmserver.Event{c.Role(), llmserver.ErrorSpaced("overloaded", "server_error")},
 		},
 		{
 			name:   "clean close without DONE",
-			events: []llmtest.Event{c.Role(), c.Text("cut off")},
+			events: []llmserver.Event{c.Role(), c.Text("cut off")},
 			text:   "cut off",
 		},
 		{
 			name:   "close mid-line drops the line",
-			events: []llmtest.Event{c.Role(), c.Text("kept"), llmtest.Truncate(c.Text("lost"), 30)},
+			events: []llmserver.Event{c.Role(), c.Text("kept"), llmserver.Truncate(c.Text("lost"), 30)},
 			text:   "kept",
 		},
 		{
 			name:   "last line without newline is dropped",
-			events: []llmtest.Event{c.Role(), c.Text("kept"), llmtest.Line(`data: {"choices":[{"index":0,"delta":{"content":"lost"}}]}`)},
+			events: []llmserver.Event{c.Role(), c.Text("kept"), llmserver.Line(`data: {"choices":[{"index":0,"delta":{"content":"lost"}}]}`)},
 			text:   "kept",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := llmtest.NewServer(t)
-			srv.Enqueue(llmtest.Stream(tt.events...))
+			srv.Enqueue(llmserver.Stream(tt.events...))
 			tr := stream(t, newClient(srv), ask("hi"))
 			switch {
 			case tt.want == "" && tr.err != nil:
@@ -118,8 +119,8 @@ func TestMidStreamErrors(t *testing.T) {
 
 func TestOpenRouterErrorChunk(t *testing.T) {
 	srv := llmtest.NewServer(t)
-	c := llmtest.Chunker{ID: "gen-1", Model: "x/y"}
-	srv.Enqueue(llmtest.Stream(c.Role(), c.Text("part"), c.OpenRouterError(502, "Provider returned error"), llmtest.Done()))
+	c := llmserver.Chunker{ID: "gen-1", Model: "x/y"}
+	srv.Enqueue(llmserver.Stream(c.Role(), c.Text("part"), c.OpenRouterError(502, "Provider returned error"), llmserver.Done()))
 	tr := stream(t, newClient(srv), ask("hi"))
 	if tr.err != nil || len(tr.finish) != 1 || tr.finish[0] != "error" {
 		t.Fatalf("finish %v, err %v", tr.finish, tr.err)
@@ -127,9 +128,9 @@ func TestOpenRouterErrorChunk(t *testing.T) {
 }
 
 func TestKeepAliveComments(t *testing.T) {
-	c := llmtest.Chunker{}
+	c := llmserver.Chunker{}
 	srv := llmtest.NewServer(t)
-	reply := llmtest.Stream(llmtest.KeepAlive(200, "OPENROUTER PROCESSING"), c.Role(), c.Text("late"), c.Finish("stop"), llmtest.Done())
+	reply := llmserver.Stream(llmserver.KeepAlive(200, "OPENROUTER PROCESSING"), c.Role(), c.Text("late"), c.Finish("stop"), llmserver.Done())
 	srv.Enqueue(reply, reply)
 
 	tr := stream(t, newClient(srv), ask("hi"))
@@ -144,14 +145,14 @@ func TestKeepAliveComments(t *testing.T) {
 
 func TestDialectShapesThroughClient(t *testing.T) {
 	srv := llmtest.NewServer(t)
-	az := llmtest.Chunker{Dialect: llmtest.Azure}
-	ol := llmtest.Chunker{Dialect: llmtest.Ollama}
+	az := llmserver.Chunker{Dialect: llmserver.Azure}
+	ol := llmserver.Chunker{Dialect: llmserver.Ollama}
 	srv.Enqueue(
-		llmtest.Stream(az.Role(), az.Text("Hi"), az.FilterAnnotation(2, 0, 2), az.Finish("content_filter"), llmtest.Done()),
-		llmtest.Stream(
+		llmserver.Stream(az.Role(), az.Text("Hi"), az.FilterAnnotation(2, 0, 2), az.Finish("content_filter"), llmserver.Done()),
+		llmserver.Stream(
 			ol.ToolWhole(0, "call_ab12cd34", "read_file", `{"path":"a.go"}`),
 			ol.ToolWhole(0, "call_ef56gh78", "read_file", `{"path":"b.go"}`),
-			ol.Finish("tool_calls"), llmtest.Done(),
+			ol.Finish("tool_calls"), llmserver.Done(),
 		),
 	)
 	client := newClient(srv)
@@ -188,10 +189,10 @@ func TestDialectShapesThroughClient(t *testing.T) {
 
 func TestShapesGoOpenAICannotDecode(t *testing.T) {
 	srv := llmtest.NewServer(t)
-	c := llmtest.Chunker{}
+	c := llmserver.Chunker{}
 	srv.Enqueue(
-		llmtest.Stream(c.Role(), c.Delta(`{"tool_calls":[{"index":0,"id":7,"type":"function","function":{"name":"read_file","arguments":{"path":"a.go"}}}]}`), c.Finish("tool_calls"), llmtest.Done()),
-		llmtest.Stream(c.Role(), c.ReasoningField("hmm"), c.Text("ok"), c.Finish("stop"), llmtest.Done()),
+		llmserver.Stream(c.Role(), c.Delta(`{"tool_calls":[{"index":0,"id":7,"type":"function","function":{"name":"read_file","arguments":{"path":"a.go"}}}]}`), c.Finish("tool_calls"), llmserver.Done()),
+		llmserver.Stream(c.Role(), c.ReasoningField("hmm"), c.Text("ok"), c.Finish("stop"), llmserver.Done()),
 	)
 	client := newClient(srv)
 

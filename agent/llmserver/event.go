@@ -1,4 +1,4 @@
-package llmtest
+package llmserver
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ type Event interface {
 
 // errStop ends a stream without an error worth reporting: the connection
 // was reset on purpose, or the client went away.
-var errStop = errors.New("llmtest: stream stopped")
+var errStop = errors.New("llmserver: stream stopped")
 
 // sink is where events write. A stream writes to the response; Render and
 // Truncate capture into a buffer, where waits are skipped and a reset
@@ -170,7 +170,7 @@ type resetNow struct{}
 
 func (resetNow) emit(s *sink) error {
 	if s.capturing() {
-		return errors.New("llmtest: ResetNow cannot be captured (inside Truncate or Render)")
+		return errors.New("llmserver: ResetNow cannot be captured (inside Truncate or Render)")
 	}
 	conn, err := s.hijack()
 	if err != nil {

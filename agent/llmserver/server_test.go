@@ -1,9 +1,8 @@
-package llmtest_test
+package llmserver_test
 
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -11,13 +10,14 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
+	"retrace/agent/llmserver"
 	"retrace/agent/llmtest"
 )
 
 func TestTextReply(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	const answer = "Hello, wörld! 日本🌍 <b>&</b>"
-	srv.Enqueue(llmtest.TextReply(answer, llmtest.WithUsage(812, 41)))
+	srv.Enqueue(llmserver.TextReply(answer, llmserver.WithUsage(812, 41)))
 
 	tr := stream(t, newClient(srv), ask("hi"))
 	if tr.err != nil {
@@ -43,16 +43,16 @@ func TestTextReply(t *testing.T) {
 // TestToolCallThenAnswer is the exchange an agent's loop drives: the model
 // calls two tools, the agent answers both, the model answers in text.
 func TestToolCallThenAnswer(t *testing.T) {
-	for _, d := range []llmtest.Dialect{llmtest.OpenAI, llmtest.Ollama, llmtest.Azure} {
+	for _, d := range []llmserver.Dialect{llmserver.OpenAI, llmserver.Ollama, llmserver.Azure} {
 		t.Run(d.String(), func(t *testing.T) {
 			srv := llmtest.NewServer(t)
-			calls := []llmtest.Call{
+			calls := []llmserver.Call{
 				{ID: "call_A1", Name: "read_file", Args: `{"path":"café/日本🌍.go","note":"a \"quoted\" \\ word"}`},
 				{ID: "call_B2", Name: "list_dir", Args: `{}`},
 			}
 			srv.Enqueue(
-				llmtest.ToolCallReply(calls, llmtest.WithDialect(d), llmtest.WithPieceSize(3)),
-				llmtest.TextReply("Both read.", llmtest.WithDialect(d)),
+				llmserver.ToolCallReply(calls, llmserver.WithDialect(d), llmserver.WithPieceSize(3)),
+				llmserver.TextReply("Both read.", llmserver.WithDialect(d)),
 			)
 			client := newClient(srv)
 
@@ -85,62 +85,12 @@ func TestToolCallThenAnswer(t *testing.T) {
 	}
 }
 
-func TestCheckerRejectsThroughClient(t *testing.T) {
-	srv := llmtest.NewServer(t)
-	srv.Enqueue(llmtest.TextReply("fine"))
-	client := newClient(srv)
-
-	req := ask("hi")
-	req.Messages = append(req.Messages, openai.ChatCompletionMessage{
-		Role: openai.ChatMessageRoleAssistant,
-		ToolCalls: []openai.ToolCall{{ID: "call_X", Type: openai.ToolTypeFunction,
-			Function: openai.FunctionCall{Name: "read_file", Arguments: "{}"}}},
-	}, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: "cancelled; go on"})
-
-	tr := stream(t, client, req)
-	var apiErr *openai.APIError
-	if !errors.As(tr.err, &apiErr) || apiErr.HTTPStatusCode != http.StatusBadRequest {
-		t.Fatalf("error %v, want a 400 APIError", tr.err)
-	}
-	const want = "An assistant message with 'tool_calls' must be followed by tool messages responding to each " +
-		"'tool_call_id'. The following tool_call_ids did not have response messages: call_X"
-	if apiErr.Message != want || apiErr.Type != "invalid_request_error" || apiErr.Param == nil ||
-		*apiErr.Param != "messages.[1].role" {
-		t.Errorf("got %q (type %q, param %v)", apiErr.Message, apiErr.Type, apiErr.Param)
-	}
-	v := srv.Violations()
-	if len(v) != 1 || v[0].Rule != llmtest.RuleUnanswered || v[0].Request != 0 {
-		t.Fatalf("violations %v", v)
-	}
-
-	// The rejected request left the script alone: the next one gets it.
-	if tr := stream(t, client, ask("hi")); tr.err != nil || tr.text != "fine" {
-		t.Fatalf("after a rejection: %q, %v", tr.text, tr.err)
-	}
-	if n := len(srv.Requests()); n != 2 {
-		t.Errorf("%d requests recorded, want 2", n)
-	}
-}
-
-func TestNoScriptedResponseLeft(t *testing.T) {
-	srv := llmtest.NewServer(t)
-	tr := stream(t, newClient(srv), ask("hi"))
-	var apiErr *openai.APIError
-	if !errors.As(tr.err, &apiErr) || apiErr.HTTPStatusCode != http.StatusInternalServerError ||
-		apiErr.Message != "llmtest: no scripted response left" {
-		t.Fatalf("error %v", tr.err)
-	}
-	if v := srv.Violations(); len(v) != 1 || v[0].Rule != llmtest.RuleNoScript {
-		t.Fatalf("violations %v", v)
-	}
-}
-
 func TestHandlerAnswersAfterQueue(t *testing.T) {
 	srv := llmtest.NewServer(t)
-	srv.SetHandler(func(r llmtest.Request) llmtest.Response {
-		return llmtest.TextReply("echo: " + r.Messages[len(r.Messages)-1].Content)
+	srv.SetHandler(func(r llmserver.Request) llmserver.Response {
+		return llmserver.TextReply("echo: " + r.Messages[len(r.Messages)-1].Content)
 	})
-	srv.Enqueue(llmtest.ServerError())
+	srv.Enqueue(llmserver.ServerError())
 	client := newClient(srv)
 
 	var apiErr *openai.APIError
@@ -155,7 +105,7 @@ func TestHandlerAnswersAfterQueue(t *testing.T) {
 
 func TestRateLimitHeadersReachAWrappingClient(t *testing.T) {
 	srv := llmtest.NewServer(t)
-	srv.Enqueue(llmtest.RateLimit("2"), llmtest.TextReply("ok"))
+	srv.Enqueue(llmserver.RateLimit("2"), llmserver.TextReply("ok"))
 	tap := &headerTap{}
 	client := newClient(srv, func(c *openai.ClientConfig) { c.HTTPClient = tap })
 
@@ -178,7 +128,7 @@ func TestRateLimitHeadersReachAWrappingClient(t *testing.T) {
 
 func TestStatusWithHTMLBody(t *testing.T) {
 	srv := llmtest.NewServer(t)
-	srv.Enqueue(llmtest.Status(502, "<html><body>Bad Gateway</body></html>"))
+	srv.Enqueue(llmserver.Status(502, "<html><body>Bad Gateway</body></html>"))
 	tap := &headerTap{}
 	tr := stream(t, newClient(srv, func(c *openai.ClientConfig) { c.HTTPClient = tap }), ask("hi"))
 	var reqErr *openai.RequestError
@@ -192,7 +142,7 @@ func TestStatusWithHTMLBody(t *testing.T) {
 
 func TestResetBeforeResponse(t *testing.T) {
 	srv := llmtest.NewServer(t)
-	srv.Enqueue(llmtest.Reset())
+	srv.Enqueue(llmserver.Reset())
 	tr := stream(t, newClient(srv), ask("hi"))
 	var opErr *net.OpError
 	if !errors.As(tr.err, &opErr) {
@@ -202,8 +152,8 @@ func TestResetBeforeResponse(t *testing.T) {
 
 func TestResetMidStream(t *testing.T) {
 	srv := llmtest.NewServer(t)
-	c := llmtest.Chunker{}
-	srv.Enqueue(llmtest.Stream(c.Role(), c.Text("partial"), llmtest.ResetNow()))
+	c := llmserver.Chunker{}
+	srv.Enqueue(llmserver.Stream(c.Role(), c.Text("partial"), llmserver.ResetNow()))
 	tr := stream(t, newClient(srv), ask("hi"))
 	var opErr *net.OpError
 	if !errors.As(tr.err, &opErr) {
@@ -213,8 +163,8 @@ func TestResetMidStream(t *testing.T) {
 
 func TestCancelDuringBlock(t *testing.T) {
 	srv := llmtest.NewServer(t)
-	c := llmtest.Chunker{}
-	srv.Enqueue(llmtest.Stream(c.Role(), c.Text("thinking"), llmtest.Block()))
+	c := llmserver.Chunker{}
+	srv.Enqueue(llmserver.Stream(c.Role(), c.Text("thinking"), llmserver.Block()))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s, err := newClient(srv).CreateChatCompletionStream(ctx, ask("hi"))
@@ -236,12 +186,12 @@ func TestCancelDuringBlock(t *testing.T) {
 // TestCloseReleasesBlockedStream proves a stream left blocked (the test
 // forgot to cancel) ends when the server closes, instead of hanging.
 func TestCloseReleasesBlockedStream(t *testing.T) {
-	srv, err := llmtest.Start("127.0.0.1:0")
+	srv, err := llmserver.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := llmtest.Chunker{}
-	srv.Enqueue(llmtest.Stream(c.Role(), llmtest.Block(), c.Text("never")))
+	c := llmserver.Chunker{}
+	srv.Enqueue(llmserver.Stream(c.Role(), llmserver.Block(), c.Text("never")))
 	s, err := newClient(srv).CreateChatCompletionStream(context.Background(), ask("hi"))
 	if err != nil {
 		t.Fatal(err)
@@ -259,34 +209,18 @@ func TestCloseReleasesBlockedStream(t *testing.T) {
 
 func TestPauseDelaysWithoutLosingBytes(t *testing.T) {
 	srv := llmtest.NewServer(t)
-	c := llmtest.Chunker{}
-	srv.Enqueue(llmtest.Stream(c.Role(), c.Text("slow"), llmtest.Pause(1), c.Text(" stream"), c.Finish("stop"), llmtest.Done()))
+	c := llmserver.Chunker{}
+	srv.Enqueue(llmserver.Stream(c.Role(), c.Text("slow"), llmserver.Pause(1), c.Text(" stream"), c.Finish("stop"), llmserver.Done()))
 	if tr := stream(t, newClient(srv), ask("hi")); tr.err != nil || tr.text != "slow stream" {
 		t.Fatalf("%q, %v", tr.text, tr.err)
-	}
-}
-
-func TestUnknownEndpoint(t *testing.T) {
-	srv := llmtest.NewServer(t)
-	resp, err := http.Post(srv.URL()+"/completions", "application/json", strings.NewReader(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "Invalid URL (POST /v1/completions)") {
-		t.Errorf("%d %s", resp.StatusCode, body)
-	}
-	if v := srv.Violations(); len(v) != 1 || v[0].Rule != llmtest.RuleEndpoint {
-		t.Errorf("violations %v", v)
 	}
 }
 
 func TestNonStreamCompletions(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	srv.Enqueue(
-		llmtest.ToolCallCompletion([]llmtest.Call{{ID: "call_B2", Name: "read_file", Args: `{"path":"a.go"}`}}),
-		llmtest.TextCompletion("done"),
+		llmserver.ToolCallCompletion([]llmserver.Call{{ID: "call_B2", Name: "read_file", Args: `{"path":"a.go"}`}}),
+		llmserver.TextCompletion("done"),
 	)
 	client := newClient(srv)
 	resp, err := client.CreateChatCompletion(context.Background(), ask("hi"))
@@ -304,22 +238,5 @@ func TestNonStreamCompletions(t *testing.T) {
 	}
 	if srv.Requests()[0].Stream {
 		t.Error(`recorded "stream":true on a non-stream call`)
-	}
-}
-
-func TestStrictModesThroughServer(t *testing.T) {
-	srv := llmtest.NewServer(t)
-	srv.MistralIDs = true
-	srv.Enqueue(llmtest.TextReply("unused"))
-	req := ask("hi")
-	req.Messages = append(req.Messages,
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{{
-			ID: "call_abc", Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: "n", Arguments: "{}"},
-		}}},
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: "call_abc", Content: "x"},
-	)
-	tr := stream(t, newClient(srv), req)
-	if tr.err == nil || !strings.Contains(tr.err.Error(), "Tool call id was call_abc but must be a-z, A-Z, 0-9, with a length of 9.") {
-		t.Fatalf("error %v", tr.err)
 	}
 }

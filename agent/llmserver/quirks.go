@@ -1,4 +1,4 @@
-package llmtest
+package llmserver
 
 import "strconv"
 
@@ -39,7 +39,7 @@ func ErrorField(message string) Event {
 // top-level "error" and a choice whose finish_reason is "error".
 // go-openai drops the error and yields FinishReason("error").
 func (c Chunker) OpenRouterError(code int, message string) Event {
-	return c.Chunk(`"provider":"llmtest","error":{"code":` + strconv.Itoa(code) + `,"message":` + quote(message) +
+	return c.Chunk(`"provider":"llmserver","error":{"code":` + strconv.Itoa(code) + `,"message":` + quote(message) +
 		`},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]`)
 }
 

@@ -7,9 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
-	"retrace/state/transcript"
+	"retrace/agent/session"
 	"retrace/storage"
 )
 
@@ -97,13 +96,6 @@ func logCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	}
 }
 
-// exportFormat is the JSON export: everything the store holds about a
-// session, every version's event included, so nothing is lost.
-type exportFormat struct {
-	Format string `json:"format"`
-	storage.Export
-}
-
 func exportCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	format := fs.String("format", "json", "json (the session and every version's event) or md (the conversation at the head, as markdown)")
 	return func(ctx context.Context, c *cli, args []string) error {
@@ -115,25 +107,11 @@ func exportCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			return err
 		}
 		defer st.Close()
-		id := info.ID
-		if *format == "json" {
-			ex, err := st.Export(ctx, id)
-			if err != nil {
-				return err
-			}
-			if ex.Checkpoints == nil {
-				ex.Checkpoints = []storage.Record{}
-			}
-			return writeJSON(c, exportFormat{Format: "retrace-export/1", Export: ex})
-		}
-		s, err := st.At(ctx, id, info.Head)
+		data, err := session.Export(ctx, st, info.ID, *format)
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprint(c.stdout, transcript.Markdown(transcript.Header{
-			Title: info.Title, SessionID: id, Model: info.Model, Workspace: info.Workspace,
-			Version: info.Head, Versions: info.Versions, Head: info.Head, Exported: time.Now(),
-		}, s))
+		_, err = c.stdout.Write(data)
 		return err
 	}
 }

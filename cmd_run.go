@@ -10,11 +10,10 @@ import (
 	"strings"
 
 	"retrace/agent"
-	"retrace/agent/llm"
+	"retrace/agent/session"
 	"retrace/agent/tools"
 	"retrace/state"
 	"retrace/storage"
-	"retrace/storage/boltstore"
 )
 
 // exitInterrupted is the shell's code for a command stopped by Ctrl+C.
@@ -32,7 +31,7 @@ func runCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	f.register(fs)
 	fs.StringVar(&f.session, "session", "", "continue this session (an id or a prefix), with its history; a task it left unfinished is resumed first")
 	fs.StringVar(&f.workspace, "workspace", "", "the directory tools work in (default the current directory)")
-	fs.StringVar(&f.allow, "allow", "", "comma-separated tools that may run without asking: write_file, edit_file, run_command")
+	fs.StringVar(&f.allow, "allow", "", "comma-separated tools that may run without asking: "+strings.Join(tools.Gated(), ", "))
 	fs.BoolVar(&f.yes, "yes", false, "approve every tool call (otherwise tools that change files or run commands are denied)")
 	fs.BoolVar(&f.asJSON, "json", false, "print the final state as JSON on stdout (the `show --json` format) instead of the answer")
 	return func(ctx context.Context, c *cli, args []string) error {
@@ -62,32 +61,77 @@ func runTask(ctx context.Context, c *cli, f runFlags, args []string) error {
 		return err
 	}
 	defer st.Close()
-	head, err := startSession(ctx, c, st, f.session, prompt, cfg, ws.Root())
-	if err != nil {
+	ctrl := session.New(ctx, st, cfg.session(ws, allowed, false))
+	defer ctrl.Close()
+	if err := openForRun(ctx, c, ctrl, st, f.session, prompt, cfg.Model); err != nil {
 		return err
 	}
 
-	obs := newProgress(c.stdout, c.stderr, f.asJSON, head)
-	model := llm.New(llm.Config{BaseURL: cfg.BaseURL, APIKey: cfg.apiKey, Model: cfg.Model})
-	ag := agent.New(storage.NewCursor(st, head), model, tools.New(ws, tools.Options{}),
-		headlessApprover{all: f.yes, out: c.stderr}, obs,
-		agent.Options{MaxIterations: cfg.MaxIterations, ContextWindow: cfg.ContextWindow, Workspace: ws.Root(), Allowed: allowed})
-
-	final := head
-	if head.Phase.Active() {
-		fmt.Fprintf(c.stderr, "resuming the unfinished task (phase %s)\n", head.Phase)
-		final, err = ag.Resume(ctx)
+	out := newProgress(c.stdout, c.stderr, f.asJSON, ctrl.Head())
+	h := headless{all: f.yes, out: c.stderr}
+	final := ctrl.Head()
+	if final.Phase.Active() {
+		fmt.Fprintf(c.stderr, "resuming the unfinished task (phase %s)\n", final.Phase)
+		final, err = follow(ctx, ctrl, ctrl.Resume, out, h)
 	}
 	if err == nil && prompt != "" {
-		final, err = ag.Send(ctx, prompt)
+		final, err = follow(ctx, ctrl, func() error { return ctrl.Submit(prompt) }, out, h)
 	}
-	obs.finish(final)
+	out.finish(final)
 	if f.asJSON {
 		if jerr := writeJSON(c, final); jerr != nil {
 			return jerr
 		}
 	}
 	return taskOutcome(final, err)
+}
+
+// openForRun opens the session to work in: the one --session names
+// (claimed, so no other process writes it meanwhile) or a new one named
+// after the prompt.
+func openForRun(ctx context.Context, c *cli, ctrl *session.Controller, st storage.Store, id, prompt, model string) error {
+	if id == "" {
+		if err := ctrl.Create(storage.NewSession{Title: session.Title(prompt)}); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stderr, "session %s (new) · %s\n", ctrl.Info().Session.ID, model)
+		return nil
+	}
+	full, err := st.Resolve(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := ctrl.Open(full); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stderr, "session %s at v%d · %s\n", full, ctrl.Head().Version, model)
+	return nil
+}
+
+// follow starts a task and shows it until it ends.
+func follow(ctx context.Context, ctrl *session.Controller, start func() error, out *progress, h headless) (state.State, error) {
+	if err := start(); err != nil {
+		return ctrl.Head(), err
+	}
+	// The task's own end is awaited even after Ctrl+C: it is what keeps
+	// the interrupted checkpoint.
+	for ev := range ctrl.Events(context.WithoutCancel(ctx)) {
+		switch ev := ev.(type) {
+		case session.StateChanged:
+			out.State(ev.State)
+		case session.Delta:
+			out.Delta(ev.Phase, ev.Kind, ev.Text)
+		case session.Retrying:
+			out.Retry(ev.Retry)
+		case session.Notice:
+			out.Notice(ev.Text)
+		case session.ApprovalNeeded:
+			ctrl.Decide(h.decide(ev.Call.Name))
+		case session.TaskDone:
+			return ev.State, ev.Err
+		}
+	}
+	return ctrl.Head(), session.ErrClosed
 }
 
 // readPrompt takes PROMPT from the arguments, or from stdin for "-".
@@ -119,50 +163,12 @@ func allowList(flagValue string, fromConfig []string) ([]string, error) {
 		if t == "" {
 			continue
 		}
-		known := false
-		for _, g := range gatedTools {
-			known = known || g == t
-		}
-		if !known {
-			return nil, usagef("--allow names %q; the tools that ask first are %s", t, strings.Join(gatedTools, ", "))
+		if !tools.IsGated(t) {
+			return nil, usagef("--allow names %q; the tools that ask first are %s", t, strings.Join(tools.Gated(), ", "))
 		}
 		out = append(out, t)
 	}
 	return out, nil
-}
-
-// startSession opens the session to work in: the one --session names
-// (claimed, so no other process writes it meanwhile) or a new one.
-func startSession(ctx context.Context, c *cli, st *boltstore.Store, id, prompt string, cfg config, workspace string) (state.State, error) {
-	if id == "" {
-		info, err := st.Create(ctx, storage.NewSession{Title: oneLineTitle(prompt), Model: cfg.Model, Workspace: workspace})
-		if err != nil {
-			return state.State{}, err
-		}
-		fmt.Fprintf(c.stderr, "session %s (new) · %s\n", info.ID, cfg.Model)
-		return state.New(info.ID), nil
-	}
-	full, err := st.Resolve(ctx, id)
-	if err != nil {
-		return state.State{}, err
-	}
-	if err := st.Claim(ctx, full); err != nil {
-		return state.State{}, err
-	}
-	head, err := st.Head(ctx, full)
-	if err != nil {
-		return state.State{}, err
-	}
-	fmt.Fprintf(c.stderr, "session %s at v%d · %s\n", full, head.Version, cfg.Model)
-	return head, nil
-}
-
-func oneLineTitle(prompt string) string {
-	t := strings.Join(strings.Fields(prompt), " ")
-	if r := []rune(t); len(r) > 60 {
-		t = string(r[:59]) + "…"
-	}
-	return t
 }
 
 // taskOutcome maps how the task ended to the command's error, and so its
@@ -173,9 +179,9 @@ func taskOutcome(s state.State, err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, agent.ErrInterrupted):
-		return exitCode{code: exitInterrupted, msg: fmt.Sprintf("interrupted; the session is at v%d: 'retrace run --session %s' goes on", s.Version, short(s.SessionID))}
+		return exitCode{code: exitInterrupted, msg: fmt.Sprintf("interrupted; the session is at v%d: 'retrace run --session %s' goes on", s.Version, session.Short(s.SessionID))}
 	case errors.As(err, &te):
-		return fmt.Errorf("the task failed: %s (session %s v%d)", te.Message, short(s.SessionID), s.Version)
+		return fmt.Errorf("the task failed: %s (session %s v%d)", te.Message, session.Short(s.SessionID), s.Version)
 	}
 	return err
 }
@@ -188,25 +194,18 @@ type exitCode struct {
 
 func (e exitCode) Error() string { return e.msg }
 
-// headlessApprover decides gated calls without a person: all with --yes,
-// none otherwise (tools named by --allow never reach it).
-type headlessApprover struct {
+// headless decides gated calls without a person: all with --yes, none
+// otherwise (tools named by --allow never reach it).
+type headless struct {
 	all bool
 	out io.Writer
 }
 
-func (h headlessApprover) Approve(_ context.Context, req agent.ApprovalRequest) (agent.Decision, error) {
+func (h headless) decide(tool string) agent.Decision {
 	if h.all {
-		fmt.Fprintf(h.out, "  approved by --yes: %s\n", req.Call.Name)
-		return agent.Decision{Approved: true}, nil
+		fmt.Fprintf(h.out, "  approved by --yes: %s\n", tool)
+		return agent.Decision{Approved: true}
 	}
-	fmt.Fprintf(h.out, "  denied: %s (retrace run asks no questions; allow it with --yes or --allow %s)\n", req.Call.Name, req.Call.Name)
-	return agent.Decision{Reason: "retrace run is not interactive and this tool was not allowed (--yes or --allow " + req.Call.Name + ")"}, nil
-}
-
-func short(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
+	fmt.Fprintf(h.out, "  denied: %s (retrace run asks no questions; allow it with --yes or --allow %s)\n", tool, tool)
+	return agent.Decision{Reason: "retrace run is not interactive and this tool was not allowed (--yes or --allow " + tool + ")"}
 }

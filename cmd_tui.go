@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -16,9 +14,9 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"retrace/agent/demo"
+	"retrace/agent/session"
 	"retrace/agent/tools"
 	"retrace/storage"
-	"retrace/storage/boltstore"
 	"retrace/themes"
 	"retrace/tui"
 )
@@ -48,10 +46,9 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	if f.cont && f.resume != "" {
 		return usagef("-c continues the latest session and -r resumes one; choose one")
 	}
-	var srv *demo.Server
 	if f.demo {
-		var err error
-		if srv, err = demo.Start("127.0.0.1:0", 25*time.Millisecond); err != nil {
+		srv, err := demo.Start("127.0.0.1:0", 25*time.Millisecond)
+		if err != nil {
 			return fmt.Errorf("start the demo model: %w", err)
 		}
 		defer srv.Close()
@@ -74,42 +71,43 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 		return err
 	}
 	defer st.Close()
-	d := newDriver(ctx, cfg, st, ws, f.demo)
-	id, err := chooseSession(ctx, st, f, cfg, ws.Root())
-	if err != nil {
+	ctrl := session.New(ctx, st, cfg.session(ws, cfg.AllowedTools, true))
+	defer ctrl.Close()
+	if err := openForTUI(ctx, ctrl, st, f); err != nil {
 		return err
 	}
-	if err := d.open(id); err != nil {
+	model := tui.New(tuiDriver{ctrl: ctrl, demo: f.demo}, tui.Options{Palette: palette, Editor: os.Getenv("EDITOR"), SaveTheme: cfg.saveTheme})
+	_, runErr := tea.NewProgram(model, tea.WithContext(ctx)).Run()
+	id := ctrl.Info().Session.ID
+	if err := ctrl.Close(); err != nil {
 		return err
 	}
-	model := tui.New(d, tui.Options{Palette: palette, Editor: os.Getenv("EDITOR")})
-	p := tea.NewProgram(model, tea.WithContext(ctx))
-	d.Attach(p.Send)
-	_, runErr := p.Run()
-	d.Cancel()
-	return farewell(ctx, c, st, d.info.ID, f.demo, runErr)
+	return farewell(ctx, c, st, id, f.demo, runErr)
 }
 
-// chooseSession picks the session to open: -r's, -c's latest, or a new one.
-func chooseSession(ctx context.Context, st *boltstore.Store, f tuiFlags, cfg config, workspace string) (string, error) {
+// openForTUI opens the session to show: -r's, -c's latest, or a new one.
+func openForTUI(ctx context.Context, ctrl *session.Controller, st storage.Store, f tuiFlags) error {
 	switch {
 	case f.resume != "":
-		return st.Resolve(ctx, f.resume)
+		id, err := st.Resolve(ctx, f.resume)
+		if err != nil {
+			return err
+		}
+		return ctrl.Open(id)
 	case f.cont:
 		list, err := st.Sessions(ctx)
 		if err != nil {
-			return "", err
+			return err
 		}
 		if len(list) > 0 {
-			return list[0].ID, nil
+			return ctrl.Open(list[0].ID)
 		}
 	}
-	info, err := st.Create(ctx, storage.NewSession{Model: cfg.Model, Workspace: workspace})
-	return info.ID, err
+	return ctrl.Create(storage.NewSession{})
 }
 
 // farewell says how to come back, and drops a session left empty.
-func farewell(ctx context.Context, c *cli, st *boltstore.Store, id string, demo bool, runErr error) error {
+func farewell(ctx context.Context, c *cli, st storage.Store, id string, demo bool, runErr error) error {
 	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) && !errors.Is(runErr, context.Canceled) {
 		return fmt.Errorf("interface: %w", runErr)
 	}
@@ -121,11 +119,11 @@ func farewell(ctx context.Context, c *cli, st *boltstore.Store, id string, demo 
 		_ = st.Delete(ctx, id) // never used: nothing to come back to
 		return nil
 	}
-	resume := "retrace -r " + short(id)
+	resume := "retrace -r " + session.Short(id)
 	if demo {
-		resume = "retrace --demo -r " + short(id)
+		resume = "retrace --demo -r " + session.Short(id)
 	}
-	fmt.Fprintf(c.stdout, "session %s · v%d of %d · '%s' resumes it\n", short(id), info.Head, info.Versions, resume)
+	fmt.Fprintf(c.stdout, "session %s · v%d of %d · '%s' resumes it\n", session.Short(id), info.Head, info.Versions, resume)
 	return nil
 }
 
@@ -170,31 +168,3 @@ func demoWorkspace() (string, error) {
 	}
 	return dir, nil
 }
-
-var themeLine = regexp.MustCompile(`(?m)^\s*theme\s*=.*$`)
-
-// saveTheme records the theme in the config file, keeping the rest of it
-// as it was.
-func saveTheme(cfg config, name string) error {
-	if cfg.Path == "" {
-		return errors.New("no place for a config file: set XDG_CONFIG_HOME or HOME")
-	}
-	line := fmt.Sprintf("theme = %q", name)
-	b, err := os.ReadFile(cfg.Path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		b = []byte(line + "\n")
-	case err != nil:
-		return err
-	case themeLine.Match(b):
-		b = themeLine.ReplaceAll(b, []byte(line))
-	default:
-		b = append(append(b, '\n'), line+"\n"...)
-	}
-	if err := os.MkdirAll(filepath.Dir(cfg.Path), 0o700); err != nil {
-		return err
-	}
-	return os.WriteFile(cfg.Path, b, 0o600)
-}
-
-func jsonIndent(v any) ([]byte, error) { return json.MarshalIndent(v, "", "  ") }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"retrace/agent/session"
 	"retrace/storage/boltstore"
 )
 
@@ -27,7 +28,7 @@ func rollbackCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 		}
 		fmt.Fprintf(c.stdout, "session %s: head moved from v%d to v%d.\n", id, before.Head, v)
 		if v < before.Versions {
-			fmt.Fprintf(c.stdout, "The next message starts a new branch from v%d; every version stays in 'retrace log %s'.\n", v, id[:8])
+			fmt.Fprintf(c.stdout, "The next message starts a new branch from v%d; every version stays in 'retrace log %s'.\n", v, session.Short(id))
 		}
 		return nil
 	}
@@ -67,7 +68,7 @@ func recoverCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 			case len(l.Lost) > 0:
 				fmt.Fprintf(c.stdout, "  session %s lost %s (%s)\n", l.Session, versionList(l.Lost), l.Reason)
 				if l.Renumbered {
-					fmt.Fprintf(c.stdout, "    later versions were renumbered to stay 1..N; 'retrace log %s --db %s' shows them\n", short(l.Session), args[0])
+					fmt.Fprintf(c.stdout, "    later versions were renumbered to stay 1..N; 'retrace log %s --db %s' shows them\n", session.Short(l.Session), args[0])
 				}
 			default:
 				fmt.Fprintf(c.stdout, "  session %s kept every version, but %s\n", l.Session, l.Reason)

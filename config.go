@@ -7,11 +7,15 @@ import (
 	"io/fs"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
-	"slices"
+	"regexp"
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"retrace/agent/session"
+	"retrace/agent/tools"
 )
 
 // config is how retrace reaches its model, merged from (first wins) flags,
@@ -117,14 +121,49 @@ func (c config) validate(keyEnv string) error {
 		return fmt.Errorf("context window and max iterations must be positive (got %d and %d)", c.ContextWindow, c.MaxIterations)
 	}
 	for _, t := range c.AllowedTools {
-		if !slices.Contains(gatedTools, t) {
-			return fmt.Errorf("config %s: allowed_tools names %q; the tools that ask first are %s", c.File, t, strings.Join(gatedTools, ", "))
+		if !tools.IsGated(t) {
+			return fmt.Errorf("config %s: allowed_tools names %q; the tools that ask first are %s", c.File, t, strings.Join(tools.Gated(), ", "))
 		}
 	}
 	return nil
 }
 
-var gatedTools = []string{"write_file", "edit_file", "run_command"}
+// session is the configuration of a session controller in ws. The
+// interface may take back text it showed, and opens a session another
+// process writes read-only; `retrace run` may do neither.
+func (c config) session(ws *tools.Workspace, allowed []string, interactive bool) session.Config {
+	return session.Config{
+		BaseURL: c.BaseURL, APIKey: c.apiKey, Model: c.Model,
+		ContextWindow: c.ContextWindow, MaxIterations: c.MaxIterations,
+		Workspace: ws, Allowed: allowed, RestartOK: interactive, ReadOnlyWhenBusy: interactive,
+	}
+}
+
+var themeLine = regexp.MustCompile(`(?m)^\s*theme\s*=.*$`)
+
+// saveTheme records the theme in the config file, keeping the rest of it
+// as it was.
+func (c config) saveTheme(name string) error {
+	if c.Path == "" {
+		return errors.New("no place for a config file: set XDG_CONFIG_HOME or HOME")
+	}
+	line := fmt.Sprintf("theme = %q", name)
+	b, err := os.ReadFile(c.Path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		b = []byte(line + "\n")
+	case err != nil:
+		return err
+	case themeLine.Match(b):
+		b = themeLine.ReplaceAll(b, []byte(line))
+	default:
+		b = append(append(b, '\n'), line+"\n"...)
+	}
+	if err := os.MkdirAll(filepath.Dir(c.Path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(c.Path, b, 0o600)
+}
 
 // isLocal reports a host that is this machine or a private network, where
 // model servers usually need no key.

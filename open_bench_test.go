@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"retrace/agent/session"
 	"retrace/agent/tools"
 	"retrace/state"
 	"retrace/storage"
@@ -51,13 +52,14 @@ func BenchmarkOpenToFirstFrame(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		d := newDriver(ctx, config{Model: "gpt-test", MaxIterations: 20}, st, ws, false)
-		if err := d.open(info.ID); err != nil {
+		ctrl := session.New(ctx, st, config{Model: "gpt-test", MaxIterations: 20}.session(ws, nil, true))
+		if err := ctrl.Open(info.ID); err != nil {
 			b.Fatal(err)
 		}
-		m := tui.New(d, tui.Options{Palette: themes.Default()})
+		m := tui.New(tuiDriver{ctrl: ctrl}, tui.Options{Palette: themes.Default()})
 		m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 		_ = m.View()
+		ctrl.Close()
 		st.Close()
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"retrace/agent/llm"
+	"retrace/agent/session"
 	"retrace/state"
 	"retrace/state/transcript"
 )
@@ -116,7 +117,7 @@ func (p *progress) finish(s state.State) {
 	if s.Phase == state.Done && !p.answered && !p.quiet && s.FinalAnswer != "" {
 		fmt.Fprintln(p.stdout, transcript.Inert(s.FinalAnswer))
 	}
-	p.line("%s · session %s v%d · %d tokens · retrace show %s", s.Phase, short(s.SessionID), s.Version, s.Usage.Total(), short(s.SessionID))
+	p.line("%s · session %s v%d · %d tokens · retrace show %s", s.Phase, session.Short(s.SessionID), s.Version, s.Usage.Total(), session.Short(s.SessionID))
 }
 
 // line writes one progress line to stderr, after ending any streamed line.

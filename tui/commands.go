@@ -171,7 +171,7 @@ func (m *Model) setTheme(c command, args []string) tea.Cmd {
 	}
 	m.setPalette(p)
 	m.conv.cache = map[int]rendered{}
-	return m.withNotice(func() error { return m.d.SaveTheme(p.Name) }, "theme "+p.Name+" (saved)")
+	return m.withNotice(func() error { return m.opts.SaveTheme(p.Name) }, "theme "+p.Name+" (saved)")
 }
 
 func (m *Model) export(c command, args []string) tea.Cmd {

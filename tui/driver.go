@@ -8,22 +8,20 @@ import (
 	"retrace/state"
 )
 
-// Driver is what the TUI asks of the rest of retrace. Methods that may
-// take time are called from commands, never from Update; those that start
-// work (Submit, Resume) return at once and report through messages sent
-// with the function given to Attach.
+// Driver is what the TUI asks of the session it shows. Methods that may
+// take time are called from commands, never from Update. Those that start
+// work (Submit, Resume) return at once; what happens then comes from
+// Next, which the model calls from one command at a time, the next call
+// once the message before it is handled.
 type Driver interface {
-	// Attach gives the driver the way to send messages to the program. It
-	// is called once, before the program starts.
-	Attach(send func(tea.Msg))
+	// Next waits for the session's next report and returns it: a
+	// StateMsg, DeltaMsg, RetryMsg, NoticeMsg, ApprovalMsg or TaskDoneMsg.
+	// It returns nil once the driver is closed.
+	Next() tea.Msg
+	// Current is the open session and its state at the head.
+	Current() (SessionInfo, state.State)
 
-	// Session describes the open session.
-	Session() SessionInfo
-	// Head is the open session's state at its head.
-	Head() state.State
-
-	// Submit starts a task for a message. Progress comes as StateMsg,
-	// DeltaMsg, RetryMsg, NoticeMsg and ApprovalMsg; the end as TaskDoneMsg.
+	// Submit starts a task for a message; TaskDoneMsg ends it.
 	Submit(text string) error
 	// Resume carries on a task the session left unfinished.
 	Resume() error
@@ -32,11 +30,10 @@ type Driver interface {
 	// Decide answers the pending ApprovalMsg.
 	Decide(d Decision)
 
-	// Path returns the versions from the root to version, with the event
-	// that made each, so the timeline can show any of them.
-	Path(version int) ([]Version, error)
-	// Tree returns every version's place in the version tree.
-	Tree() (Tree, error)
+	// History returns the version tree and the versions from the root to
+	// version, each with the event that made it, so the timeline can show
+	// any of them.
+	History(version int) (Tree, []Version, error)
 	// Restore moves the head to version: the next message starts a new
 	// branch there, and the old branch stays.
 	Restore(version int) error
@@ -52,8 +49,6 @@ type Driver interface {
 
 	// SetModel changes the model for the next requests.
 	SetModel(name string) error
-	// SaveTheme records the theme in the config file.
-	SaveTheme(name string) error
 	// Export writes the session as "md" or "json" to path (a default path
 	// when empty) and returns where it went.
 	Export(format, path string) (string, error)
@@ -113,16 +108,17 @@ type DeltaMsg struct {
 
 // RetryMsg says a model call is retried.
 type RetryMsg struct {
-	Text    string
-	Restart bool // the text streamed so far is void
+	Wait        time.Duration
+	Attempt, Of int
+	Reason      string
+	Restart     bool // the text streamed so far is void
 }
 
 // NoticeMsg is something worth telling the person.
 type NoticeMsg struct{ Text string }
 
 // TaskDoneMsg says the running task ended; Err is nil when it is done.
-// It carries the session as the task left it, read off the UI's
-// goroutine.
+// It carries the session as the task left it.
 type TaskDoneMsg struct {
 	Err         error
 	Interrupted bool // the person cancelled it; Err says so too

@@ -27,6 +27,7 @@ type fakeDriver struct {
 	cancelled int
 	sessions  []SessionInfo
 	tree      Tree
+	reports   chan tea.Msg
 }
 
 // newFake builds a session from events; its head is the last.
@@ -50,16 +51,22 @@ func newFake(events ...state.Event) *fakeDriver {
 	return f
 }
 
-func (f *fakeDriver) Attach(func(tea.Msg))  {}
-func (f *fakeDriver) Session() SessionInfo  { f.mu.Lock(); defer f.mu.Unlock(); return f.info }
-func (f *fakeDriver) Head() state.State     { f.mu.Lock(); defer f.mu.Unlock(); return f.head }
-func (f *fakeDriver) Resume() error         { return nil }
-func (f *fakeDriver) Cancel()               { f.mu.Lock(); f.cancelled++; f.mu.Unlock() }
-func (f *fakeDriver) Tree() (Tree, error)   { return f.tree, nil }
-func (f *fakeDriver) SetModel(string) error { return nil }
-func (f *fakeDriver) SaveTheme(string) error {
-	return nil
+// Next hands out what a test put in reports; without them it reports
+// nothing, and tests give the model the driver's messages themselves.
+func (f *fakeDriver) Next() tea.Msg {
+	if f.reports == nil {
+		return nil
+	}
+	return <-f.reports
 }
+func (f *fakeDriver) Current() (SessionInfo, state.State) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.info, f.head
+}
+func (f *fakeDriver) Resume() error                              { return nil }
+func (f *fakeDriver) Cancel()                                    { f.mu.Lock(); f.cancelled++; f.mu.Unlock() }
+func (f *fakeDriver) SetModel(string) error                      { return nil }
 func (f *fakeDriver) Export(format, path string) (string, error) { return "/tmp/x." + format, nil }
 func (f *fakeDriver) Compact() error                             { return nil }
 func (f *fakeDriver) New() error                                 { return nil }
@@ -75,11 +82,11 @@ func (f *fakeDriver) Submit(text string) error {
 
 func (f *fakeDriver) Decide(d Decision) { f.mu.Lock(); f.decided = append(f.decided, d); f.mu.Unlock() }
 
-func (f *fakeDriver) Path(version int) ([]Version, error) {
+func (f *fakeDriver) History(version int) (Tree, []Version, error) {
 	if version > len(f.versions) {
-		return nil, errors.New("no such version")
+		return Tree{}, nil, errors.New("no such version")
 	}
-	return f.versions[:version], nil
+	return f.tree, f.versions[:version], nil
 }
 
 func (f *fakeDriver) Restore(v int) error {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -17,6 +18,9 @@ type Options struct {
 	Now func() time.Time
 	// Editor is the command for writing a long prompt ($EDITOR).
 	Editor string
+	// SaveTheme records the theme chosen with /theme, so the next start
+	// uses it; without it /theme says there is nowhere to save.
+	SaveTheme func(name string) error
 }
 
 // mode is what the keyboard drives.
@@ -81,13 +85,16 @@ func New(d Driver, opts Options) *Model {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.SaveTheme == nil {
+		opts.SaveTheme = func(string) error { return errors.New("there is no config file to save the theme in") }
+	}
 	m := &Model{d: d, opts: opts}
 	m.setPalette(opts.Palette)
 	m.conv = newConversation(&m.st)
 	m.input = newInput(&m.st)
 	m.input.Focus() // the cursor does not blink, so the command it returns is not needed
 	m.tools.selected = -1
-	m.loadSession(d.Session(), d.Head())
+	m.loadSession(d.Current())
 	return m
 }
 
@@ -137,9 +144,10 @@ func (m *Model) shown() state.State {
 	return m.head
 }
 
-// Init starts, for a session left mid-task, the task again.
+// Init listens to the driver and, for a session left mid-task, starts the
+// task again.
 func (m *Model) Init() tea.Cmd {
-	var cmds []tea.Cmd
+	cmds := []tea.Cmd{m.listen()}
 	if m.head.Phase.Active() && !m.session.ReadOnly {
 		m.running = true
 		cmds = append(cmds, m.run(m.d.Resume))
@@ -150,6 +158,8 @@ func (m *Model) Init() tea.Cmd {
 // Update routes each message to its handler.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
+	case reportMsg:
+		return m, m.handleReport(msg)
 	case tea.WindowSizeMsg:
 		return m, m.handleResize(msg)
 	case tea.KeyPressMsg:
@@ -174,10 +184,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.handleSessionChanged(msg)
 	case restoredMsg:
 		return m, m.handleRestored(msg)
-	case pathMsg:
-		return m, m.handlePath(msg)
-	case treeMsg:
-		return m, m.handleTree(msg)
+	case historyMsg:
+		return m, m.handleHistory(msg)
 	case sessionsMsg:
 		return m, m.handleSessions(msg)
 	case errMsg:
@@ -194,14 +202,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // Messages the model sends itself.
 type (
-	pathMsg struct {
+	historyMsg struct {
+		tree     Tree
 		versions []Version
 		select_  int
 		err      error
-	}
-	treeMsg struct {
-		tree Tree
-		err  error
 	}
 	sessionsMsg struct {
 		list []SessionInfo
@@ -214,6 +219,26 @@ type (
 	}
 	tickMsg struct{}
 )
+
+// reportMsg is one of the driver's reports, from listen.
+type reportMsg struct{ msg tea.Msg }
+
+// listen waits for the driver's next report. One listen is in flight at a
+// time, and the next starts once its report is handled, so reports arrive
+// in the order the session made them.
+func (m *Model) listen() tea.Cmd {
+	return func() tea.Msg {
+		if msg := m.d.Next(); msg != nil {
+			return reportMsg{msg}
+		}
+		return nil // the driver is closed: nothing more will come
+	}
+}
+
+func (m *Model) handleReport(r reportMsg) tea.Cmd {
+	_, cmd := m.Update(r.msg)
+	return tea.Batch(cmd, m.listen())
+}
 
 // run calls a driver method in a command, reporting its error.
 func (m *Model) run(fn func() error) tea.Cmd {

@@ -114,7 +114,8 @@ func (m *Model) switchSession(busy string, change func() error) tea.Cmd {
 		if err := change(); err != nil {
 			return errMsg{err}
 		}
-		return SessionChangedMsg{Session: m.d.Session(), Head: m.d.Head()}
+		info, head := m.d.Current()
+		return SessionChangedMsg{Session: info, Head: head}
 	}
 }
 

@@ -85,14 +85,19 @@ func (t *timeline) turn(dir int) {
 
 func (m *Model) openTimeline() tea.Cmd {
 	m.notice = "loading the timeline…"
-	head := m.head.Version
+	return m.loadHistory(m.head.Version)
+}
+
+// loadHistory reads the version tree and the path to version, off the
+// UI's goroutine.
+func (m *Model) loadHistory(version int) tea.Cmd {
 	return func() tea.Msg {
-		vs, err := m.d.Path(head)
-		return pathMsg{versions: vs, select_: head, err: err}
+		tree, vs, err := m.d.History(version)
+		return historyMsg{tree: tree, versions: vs, select_: version, err: err}
 	}
 }
 
-func (m *Model) handlePath(msg pathMsg) tea.Cmd {
+func (m *Model) handleHistory(msg historyMsg) tea.Cmd {
 	if msg.err != nil {
 		m.notice = "timeline: " + msg.err.Error()
 		return nil
@@ -114,21 +119,6 @@ func (m *Model) handlePath(msg pathMsg) tea.Cmd {
 	}
 	m.relayout()
 	m.showState(t.current())
-	return m.loadTree()
-}
-
-func (m *Model) loadTree() tea.Cmd {
-	return func() tea.Msg {
-		tree, err := m.d.Tree()
-		return treeMsg{tree: tree, err: err}
-	}
-}
-
-func (m *Model) handleTree(msg treeMsg) tea.Cmd {
-	if msg.err != nil || m.timeline == nil {
-		return nil
-	}
-	t := m.timeline
 	t.tree = msg.tree
 	if t.branch == 0 {
 		for _, b := range msg.tree.Branches {
@@ -200,7 +190,8 @@ func (m *Model) restore(v int) tea.Cmd {
 		if err := m.d.Restore(v); err != nil {
 			return errMsg{err}
 		}
-		return restoredMsg{version: v, session: m.d.Session(), head: m.d.Head()}
+		info, head := m.d.Current()
+		return restoredMsg{version: v, session: info, head: head}
 	}
 }
 
@@ -241,10 +232,7 @@ func (m *Model) treeKey(k tea.KeyPressMsg) tea.Cmd {
 		b := t.tree.Branches[t.treeSel]
 		t.branch = b.ID
 		m.mode = modeTimeline
-		return func() tea.Msg {
-			vs, err := m.d.Path(b.Tip)
-			return pathMsg{versions: vs, select_: b.Tip, err: err}
-		}
+		return m.loadHistory(b.Tip)
 	case key.Matches(k, keys.Close):
 		m.mode = modeTimeline
 		m.relayout()

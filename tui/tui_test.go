@@ -282,7 +282,6 @@ func TestTimelineBranches(t *testing.T) {
 	m := newModel(t, f, "dark", 120, 40)
 	_, cmd := m.Update(keyMsg("ctrl+t"))
 	run(m, cmd)
-	run(m, m.loadTree())
 	press(m, "b")
 	s := plain(m.View().Content)
 	if !strings.Contains(s, "branch 1") || !strings.Contains(s, "branch 2   v16..v17   from v4") {
@@ -332,11 +331,13 @@ func TestSlashCommands(t *testing.T) {
 		t.Fatal("/timeline opens the timeline")
 	}
 	press(m, "esc")
+	var saved []string
+	m.opts.SaveTheme = func(name string) error { saved = append(saved, name); return nil }
 	type_("/theme light")
 	_, cmd = m.Update(keyMsg("enter"))
 	run(m, cmd)
-	if m.palette.Name != "light" {
-		t.Fatalf("theme %q", m.palette.Name)
+	if m.palette.Name != "light" || len(saved) != 1 || saved[0] != "light" {
+		t.Fatalf("theme %q, saved %q", m.palette.Name, saved)
 	}
 	type_("/rollback 99")
 	_, cmd = m.Update(keyMsg("enter"))
@@ -375,5 +376,41 @@ func TestModelCommandUpdatesTheStatusLine(t *testing.T) {
 	run(m, cmd)
 	if s := plain(m.statusLine()); !strings.Contains(s, "gpt-other") {
 		t.Fatalf("the status line still names the old model: %q", s)
+	}
+}
+
+// The model hears the driver through one listening command at a time: a
+// report is handled, and only then is the next one asked for.
+func TestReportsComeThroughListen(t *testing.T) {
+	f := newFake(richSession()...)
+	f.reports = make(chan tea.Msg, 2)
+	m := newModel(t, f, "dark", 120, 40)
+	next := f.head
+	next.Version++
+	next.Phase = state.Done
+	f.reports <- StateMsg{State: next}
+	f.reports <- NoticeMsg{Text: "second report"}
+
+	msg := m.listen()()
+	if _, ok := msg.(reportMsg); !ok {
+		t.Fatalf("listen returned %T", msg)
+	}
+	_, cmd := m.Update(msg)
+	if m.head.Version != next.Version || m.head.Phase != state.Done {
+		t.Fatalf("the report was not handled: head v%d %s", m.head.Version, m.head.Phase)
+	}
+	if m.notice == "second report" {
+		t.Fatal("the second report was read before the first was handled")
+	}
+	if cmd == nil {
+		t.Fatal("after a report the model must listen again")
+	}
+	run(m, cmd)
+	if m.notice != "second report" {
+		t.Fatalf("the next report did not come: notice %q", m.notice)
+	}
+	f.reports = nil // closed: Next returns nil and listening stops
+	if msg := m.listen()(); msg != nil {
+		t.Fatalf("a closed driver's listen returned %T", msg)
 	}
 }

@@ -43,7 +43,7 @@ func (m *Model) handleRetry(msg RetryMsg) tea.Cmd {
 	if msg.Restart {
 		m.conv.Restart()
 	}
-	m.notice = msg.Text
+	m.notice = fmt.Sprintf("retrying in %s (%d of %d): %s", msg.Wait.Round(100*time.Millisecond), msg.Attempt, msg.Of, inert(msg.Reason))
 	return nil
 }
 

@@ -1,6 +1,9 @@
 package tools
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // The argument lists of the tools. Each is the single source of a tool's
 // JSON Schema and of the checks its arguments get.
@@ -74,3 +77,18 @@ func (r *Registry) toolList() []*tool {
 			params: planParams, preview: bindPreview("set_plan", planParams, previewPlan)},
 	}
 }
+
+// Gated names the tools that ask the person before they run, in the order
+// Defs lists them: what configuration and flags may allow.
+func Gated() []string {
+	var names []string
+	for _, t := range (&Registry{opts: Options{}.withDefaults()}).toolList() {
+		if t.def.Gated {
+			names = append(names, t.def.Name)
+		}
+	}
+	return names
+}
+
+// IsGated reports whether name is a tool that asks first.
+func IsGated(name string) bool { return slices.Contains(Gated(), name) }

@@ -1,0 +1,272 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+
+	"retrace/agent"
+	"retrace/agent/llm"
+	"retrace/agent/tokens"
+	"retrace/agent/tools"
+	"retrace/state"
+	"retrace/storage"
+)
+
+// Config is how a controller reaches its model and its workspace.
+type Config struct {
+	BaseURL string
+	APIKey  string // kept in memory only: never stored, never reported
+	Model   string
+	// ContextWindow is the model's window in tokens; 0 asks tokens.Window.
+	ContextWindow int
+	// MaxIterations bounds the model replies of one task; 0 is the agent's
+	// default.
+	MaxIterations int
+	// Workspace is where the tools work.
+	Workspace *tools.Workspace
+	// Allowed lists gated tools that run without asking.
+	Allowed []string
+	// RestartOK lets a model call that failed after its reply began start
+	// over: right for a screen that can take back the text it showed,
+	// wrong for text already written to a pipe.
+	RestartOK bool
+	// ReadOnlyWhenBusy opens a session another process writes read-only,
+	// to look at, instead of refusing it.
+	ReadOnlyWhenBusy bool
+}
+
+// Info describes the open session.
+type Info struct {
+	Session  storage.SessionInfo // as stored
+	Model    string              // the model the next request goes to
+	Window   int                 // its context window, in tokens
+	Branch   int                 // the head's branch
+	Branches int                 // how many branches the session has
+	ReadOnly bool                // another process writes it
+}
+
+// Listed is a session in the list of all of them.
+type Listed struct {
+	storage.SessionInfo
+	Busy bool // another process has it open: it would open read-only
+}
+
+// holder is what a store may tell about other processes' claims;
+// boltstore's does.
+type holder interface {
+	Holder(id string) (pid int, held bool)
+}
+
+// Controller is one live session: see the package documentation.
+type Controller struct {
+	store  storage.Store
+	tools  *tools.Registry
+	events *stream
+	base   context.Context // every task's parent; Close ends it
+	end    context.CancelFunc
+
+	// decided carries the person's answer to the one pending approval.
+	decided chan agent.Decision
+
+	mu       sync.Mutex
+	cfg      Config // Model changes with SetModel
+	info     storage.SessionInfo
+	readOnly bool
+	head     state.State
+	cursor   *storage.Cursor
+	agent    *agent.Agent
+	task     *task // the operation under way, if any
+	closed   bool
+}
+
+// task is an operation that has the session to itself: a task of the
+// agent, or a compaction.
+type task struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// New returns a controller on st with no session open yet. Tasks run
+// under ctx: when it ends, a running task is interrupted.
+func New(ctx context.Context, st storage.Store, cfg Config) *Controller {
+	base, end := context.WithCancel(ctx)
+	return &Controller{
+		store: st, tools: tools.New(cfg.Workspace, tools.Options{}), events: newStream(),
+		base: base, end: end, decided: make(chan agent.Decision, 1), cfg: cfg,
+	}
+}
+
+// Create starts a new session and opens it.
+func (c *Controller) Create(ns storage.NewSession) error {
+	if ns.Model == "" {
+		ns.Model = c.model()
+	}
+	if ns.Workspace == "" {
+		ns.Workspace = c.cfg.Workspace.Root()
+	}
+	info, err := c.store.Create(c.base, ns)
+	if err != nil {
+		return err
+	}
+	return c.Open(info.ID)
+}
+
+// Open makes id the open session, claimed for writing. A session another
+// process writes is refused, or opened read-only with ReadOnlyWhenBusy.
+// The session open before is let go.
+func (c *Controller) Open(id string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.idleLocked(false); err != nil {
+		return err
+	}
+	info, err := c.store.Session(c.base, id)
+	if err != nil {
+		return err
+	}
+	readOnly := false
+	if err := c.store.Claim(c.base, id); err != nil {
+		if !errors.Is(err, storage.ErrBusy) || !c.cfg.ReadOnlyWhenBusy {
+			return err
+		}
+		readOnly = true
+	}
+	head, err := c.store.Head(c.base, id)
+	if err != nil {
+		if !readOnly && id != c.info.ID {
+			_ = c.store.Release(id)
+		}
+		return err
+	}
+	if c.info.ID != "" && c.info.ID != id && !c.readOnly {
+		_ = c.store.Release(c.info.ID)
+	}
+	c.info, c.readOnly = info, readOnly
+	c.setHeadLocked(head)
+	return nil
+}
+
+// setHeadLocked starts the agent afresh at head.
+func (c *Controller) setHeadLocked(head state.State) {
+	c.head = head
+	c.cursor = storage.NewCursor(c.store, head)
+	c.agent = c.newAgentLocked()
+}
+
+func (c *Controller) newAgentLocked() *agent.Agent {
+	model := llm.New(llm.Config{BaseURL: c.cfg.BaseURL, APIKey: c.cfg.APIKey, Model: c.cfg.Model})
+	return agent.New(c.cursor, model, c.tools, approver{c}, observer{c}, agent.Options{
+		MaxIterations: c.cfg.MaxIterations, ContextWindow: c.cfg.ContextWindow,
+		Workspace: c.cfg.Workspace.Root(), Allowed: c.cfg.Allowed, RestartOK: c.cfg.RestartOK,
+	})
+}
+
+// Head is the open session's state at its head, as of the last
+// checkpoint.
+func (c *Controller) Head() state.State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.head
+}
+
+// Info describes the open session.
+func (c *Controller) Info() Info {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.infoLocked()
+}
+
+func (c *Controller) infoLocked() Info {
+	stored := c.info
+	if fresh, err := c.store.Session(c.base, c.info.ID); err == nil {
+		stored = fresh
+	}
+	out := Info{Session: stored, Model: c.cfg.Model, Window: tokens.Window(c.cfg.Model, c.cfg.ContextWindow), ReadOnly: c.readOnly}
+	if t, err := c.store.Tree(c.base, c.info.ID); err == nil {
+		out.Branches = len(t.Branches)
+		for _, b := range t.Branches {
+			if b.Current {
+				out.Branch = b.ID
+			}
+		}
+	}
+	return out
+}
+
+func (c *Controller) model() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cfg.Model
+}
+
+// Next waits for the next event. It returns ErrClosed once the controller
+// is closed and every event has been read, and ctx's error when ctx ends
+// first.
+func (c *Controller) Next(ctx context.Context) (Event, error) {
+	if ev, ok := c.events.next(ctx); ok {
+		return ev, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, ErrClosed
+}
+
+// Events yields the events as they come, until ctx ends or the controller
+// is closed.
+func (c *Controller) Events(ctx context.Context) iter.Seq[Event] {
+	return func(yield func(Event) bool) {
+		for {
+			ev, ok := c.events.next(ctx)
+			if !ok || !yield(ev) {
+				return
+			}
+		}
+	}
+}
+
+// Close interrupts a running task and waits for it to keep its last
+// checkpoint, lets the session go, and ends the events. The store stays
+// open: it is the caller's.
+func (c *Controller) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	t := c.task
+	c.mu.Unlock()
+	c.end()
+	if t != nil {
+		<-t.done
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer c.events.close()
+	if c.info.ID != "" && !c.readOnly {
+		if err := c.store.Release(c.info.ID); err != nil {
+			return fmt.Errorf("let session %s go: %w", c.info.ID, err)
+		}
+	}
+	return nil
+}
+
+// idleLocked refuses to change the session under an operation, and
+// (write) a session this process may only read.
+func (c *Controller) idleLocked(write bool) error {
+	switch {
+	case c.closed:
+		return ErrClosed
+	case c.task != nil:
+		return ErrRunning
+	case write && c.info.ID == "":
+		return ErrNoSession
+	case write && c.readOnly:
+		return ErrReadOnly
+	}
+	return nil
+}

@@ -1,0 +1,20 @@
+package session
+
+import "errors"
+
+var (
+	// ErrRunning: a task (or a compaction) has the session; it must end,
+	// or be cancelled, first.
+	ErrRunning = errors.New("a task is running; cancel it first")
+	// ErrReadOnly: another retrace process writes the session, so this one
+	// can only look.
+	ErrReadOnly = errors.New("read-only: another retrace process writes this session")
+	// ErrNoSession: no session is open yet.
+	ErrNoSession = errors.New("no session is open")
+	// ErrOpenSession: the session to delete is the open one.
+	ErrOpenSession = errors.New("this session is open; open another one first")
+	// ErrEmptyMessage: there is nothing to send.
+	ErrEmptyMessage = errors.New("the message is empty")
+	// ErrClosed: the controller was closed.
+	ErrClosed = errors.New("the session controller is closed")
+)

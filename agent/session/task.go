@@ -1,0 +1,166 @@
+package session
+
+import (
+	"context"
+	"strings"
+
+	"retrace/agent"
+	"retrace/state"
+)
+
+// Submit starts a task for a message, on its own goroutine, and returns
+// at once; the events tell how it goes and TaskDone how it ended. An
+// unfinished task at the head (a restored mid-task version) is recorded
+// as interrupted first. An untitled session is named after its first
+// message.
+func (c *Controller) Submit(text string) error {
+	if strings.TrimSpace(text) == "" {
+		return ErrEmptyMessage
+	}
+	return c.start(func(ctx context.Context, a *agent.Agent) (state.State, error) {
+		c.nameAfter(text)
+		if err := a.Interrupt(ctx, "a new message replaced this unfinished task"); err != nil {
+			return a.State(), err
+		}
+		return a.Send(ctx, text)
+	})
+}
+
+// Resume carries on the task the session left unfinished, after a crash,
+// a quit or a restore, on its own goroutine. At rest it ends at once.
+func (c *Controller) Resume() error {
+	return c.start(func(ctx context.Context, a *agent.Agent) (state.State, error) { return a.Resume(ctx) })
+}
+
+// Cancel stops the running task: its TaskDone follows, saying so. With
+// nothing running it does nothing.
+func (c *Controller) Cancel() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.task != nil {
+		c.task.cancel()
+	}
+}
+
+// Decide answers the pending ApprovalNeeded. An answer nobody waits for
+// is dropped, so a late key press cannot approve the next question.
+func (c *Controller) Decide(d agent.Decision) {
+	select {
+	case c.decided <- d:
+	default:
+	}
+}
+
+// start runs fn as the session's task on a goroutine of its own.
+func (c *Controller) start(fn func(context.Context, *agent.Agent) (state.State, error)) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ctx, t, err := c.beginLocked()
+	if err != nil {
+		return err
+	}
+	a := c.agent
+	go func() {
+		s, err := fn(ctx, a)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.endLocked(t)
+		// Published under the lock, so no later task's events can come
+		// before this one's end.
+		c.events.publish(TaskDone{State: s, Info: c.infoLocked(), Err: err})
+	}()
+	return nil
+}
+
+// beginLocked reserves the session for one operation.
+func (c *Controller) beginLocked() (context.Context, *task, error) {
+	if err := c.idleLocked(true); err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(c.base)
+	t := &task{cancel: cancel, done: make(chan struct{})}
+	c.task = t
+	return ctx, t, nil
+}
+
+func (c *Controller) endLocked(t *task) {
+	t.cancel()
+	c.task = nil
+	close(t.done)
+}
+
+// nameAfter titles an untitled session after its first message.
+func (c *Controller) nameAfter(text string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.info.Title != "" {
+		return
+	}
+	title := Title(text)
+	if err := c.store.Rename(c.base, c.info.ID, title); err != nil {
+		c.events.publish(Notice{Text: "could not set the title: " + err.Error()})
+		return
+	}
+	c.info.Title = title
+}
+
+// Title is a message shortened to a session title: one line, at most 60
+// characters.
+func Title(text string) string {
+	t := strings.Join(strings.Fields(text), " ")
+	if r := []rune(t); len(r) > 60 {
+		t = string(r[:59]) + "…"
+	}
+	return t
+}
+
+// Restore moves the head to version: the next message starts a new branch
+// there, and the branch left stays. A running task must end first.
+func (c *Controller) Restore(version int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.idleLocked(true); err != nil {
+		return err
+	}
+	if err := c.store.SetHead(c.base, c.info.ID, version); err != nil {
+		return err
+	}
+	head, err := c.store.Head(c.base, c.info.ID)
+	if err != nil {
+		return err
+	}
+	c.setHeadLocked(head)
+	return nil
+}
+
+// SetModel sends the next requests to another model of the same endpoint.
+func (c *Controller) SetModel(name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.idleLocked(false); err != nil {
+		return err
+	}
+	c.cfg.Model = name
+	if c.cursor != nil {
+		c.agent = c.newAgentLocked()
+	}
+	return nil
+}
+
+// Compact summarises the older turns now, between tasks. It has the
+// session to itself while it runs, and Cancel stops it.
+func (c *Controller) Compact() error {
+	c.mu.Lock()
+	ctx, t, err := c.beginLocked()
+	a := c.agent
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		c.mu.Lock()
+		c.endLocked(t)
+		c.mu.Unlock()
+	}()
+	return a.Compact(ctx)
+}

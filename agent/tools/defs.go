@@ -14,13 +14,13 @@ var (
 		{"end_line", "integer", "Last line to return, inclusive. Default the end of the file.", false},
 	}
 	listParams = []param{
-		{"pattern", "string", "Glob relative to path: * and ? match within a name, [...] a set, ** any number of directories; end it with / for directories only. Default ** (everything).", false},
+		{"pattern", "string", "Glob relative to path: * and ? match within a name, [...] a set, {a,b} either, ** any number of directories; end it with / for directories only. Default ** (everything).", false},
 		{"path", "string", "Directory to list, relative to the workspace root. Default the root.", false},
 	}
 	searchParams = []param{
 		{"pattern", "string", "Go RE2 regular expression, matched against each line (e.g. `func \\w+Handler` or `(?i)todo`).", true},
 		{"path", "string", "File or directory to search, relative to the workspace root. Default the root.", false},
-		{"glob", "string", "Only search files matching this glob: without a / it matches file names at any depth (*.go); with one, paths relative to path (cmd/**/*.go).", false},
+		{"glob", "string", "Only search files matching this glob: without a / it matches file names at any depth (*.go, *.{ts,tsx}); with one, paths relative to path (cmd/**/*.go).", false},
 	}
 	writeParams = []param{
 		{"path", "string", "File to write, relative to the workspace root. Missing parent directories are created.", true},

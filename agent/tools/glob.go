@@ -3,16 +3,19 @@ package tools
 import (
 	"errors"
 	"fmt"
-	"path"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
-// glob is a compiled list_files or search_text pattern: slash-separated
-// segments, each matched against one path element with path.Match, except
-// "**", which matches any number of elements (none included).
+// glob is a compiled list_files or search_text pattern, matched by
+// doublestar: "*", "?", "[...]" and "{a,b}" match within a name, and a
+// "**" segment matches any number of directories (none included).
 type glob struct {
-	segs    []string
-	dirOnly bool // the pattern ended in "/", as in shells
+	pattern string   // as given, less "." and empty segments
+	segs    []string // pattern split at "/"
+	fixed   int      // leading segs that each match one name; see mayMatchBelow
+	dirOnly bool     // the pattern ended in "/", as in shells
 }
 
 // compileGlob checks a pattern. Patterns are relative: an absolute one or
@@ -23,18 +26,14 @@ func compileGlob(pattern string) (glob, error) {
 	}
 	var segs []string
 	for _, s := range strings.Split(pattern, "/") {
-		switch {
-		case s == "" || s == ".":
+		switch s {
+		case "", ".":
 			continue
-		case s == "..":
+		case "..":
 			return glob{}, fmt.Errorf("pattern %q must not contain ..; use path to choose the directory", shorten(pattern, 200))
-		case s == "**":
+		case "**":
 			if len(segs) > 0 && segs[len(segs)-1] == "**" {
-				continue
-			}
-		default:
-			if _, err := path.Match(s, ""); err != nil {
-				return glob{}, fmt.Errorf("pattern %q: %w", shorten(pattern, 200), err)
+				continue // doublestar: "a/**/**/**" does not match "a"
 			}
 		}
 		segs = append(segs, s)
@@ -42,41 +41,44 @@ func compileGlob(pattern string) (glob, error) {
 	if len(segs) == 0 {
 		return glob{}, errors.New("pattern is empty")
 	}
-	return glob{segs: segs, dirOnly: strings.HasSuffix(pattern, "/")}, nil
+	g := glob{pattern: strings.Join(segs, "/"), segs: segs, dirOnly: strings.HasSuffix(pattern, "/")}
+	if !doublestar.ValidatePattern(g.pattern) {
+		return glob{}, fmt.Errorf("pattern %q: %w", shorten(pattern, 200), doublestar.ErrBadPattern)
+	}
+	// A segment stops matching one name per level at a "**", or at a
+	// "{...}" holding a "/", which the split has cut in two.
+	for g.fixed < len(segs) && !strings.Contains(segs[g.fixed], "**") && doublestar.ValidatePattern(segs[g.fixed]) {
+		g.fixed++
+	}
+	return g, nil
 }
 
 // match reports whether rel, a slash-separated relative path, matches.
+// A trailing "**" matches no directories as well, so "x*/**" matches "x";
+// doublestar v4.10.4 misses that when the "*" before it matches nothing,
+// though it says yes for "x/**" and for "xy".
 func (g glob) match(rel string, isDir bool) bool {
-	return (isDir || !g.dirOnly) && matchSegs(g.segs, strings.Split(rel, "/"), false)
+	if !isDir && g.dirOnly {
+		return false
+	}
+	if doublestar.MatchUnvalidated(g.pattern, rel) {
+		return true
+	}
+	head, ok := strings.CutSuffix(g.pattern, "/**")
+	return ok && doublestar.MatchUnvalidated(head, rel)
 }
 
 // mayMatchBelow reports whether anything inside the directory rel could
-// match, so a walk can skip directories the pattern cannot reach.
+// match, so a walk can skip directories the pattern cannot reach. It
+// holds rel's names against the pattern's fixed segments; past them, any
+// depth may match. A directory no deeper than the pattern is entered even
+// when only it matches: one read, for a check that stays simple.
 func (g glob) mayMatchBelow(rel string) bool {
-	return matchSegs(g.segs, strings.Split(rel, "/"), true)
-}
-
-// matchSegs matches pattern segments against path elements by dynamic
-// programming over (segment, element) pairs, so a pattern with many "**"
-// costs len(pat)*len(elems) matches, never an exponential backtrack. With
-// prefix set, running out of elements counts as a match: the elements are
-// a directory and the rest of the pattern could match below it.
-func matchSegs(pat, elems []string, prefix bool) bool {
-	// next[j] is whether pat[i+1:] matches elems[j:]; cur is the row for i.
-	next := make([]bool, len(elems)+1)
-	next[len(elems)] = true
-	for i := len(pat) - 1; i >= 0; i-- {
-		cur := make([]bool, len(elems)+1)
-		cur[len(elems)] = prefix || (pat[i] == "**" && next[len(elems)])
-		for j := len(elems) - 1; j >= 0; j-- {
-			if pat[i] == "**" {
-				cur[j] = next[j] || cur[j+1]
-				continue
-			}
-			ok, _ := path.Match(pat[i], elems[j])
-			cur[j] = ok && next[j+1]
+	elems := strings.Split(rel, "/")
+	for i, e := range elems[:min(len(elems), g.fixed)] {
+		if !doublestar.MatchUnvalidated(g.segs[i], e) {
+			return false
 		}
-		next = cur
 	}
-	return next[0]
+	return g.fixed < len(g.segs) || len(elems) <= len(g.segs)
 }

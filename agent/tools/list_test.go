@@ -1,7 +1,9 @@
 package tools
 
 import (
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +37,13 @@ func TestGlob(t *testing.T) {
 		{"[ab].txt", "c.txt", false, false},
 		{"./src/*.go", "src/x.go", true, true},
 		{"**/**/x", "x", true, true},
+		{"cmd/**/**/**", "cmd", true, true},
+		{"src*/**", "src", true, true},
+		{"*.{go,mod}", "go.mod", true, true},
+		{"[!a].txt", "b.txt", true, true},
+		{"[!a].txt", "a.txt", false, false},
+		{"{cmd,internal/app}/*.go", "internal/app/x.go", true, true},
+		{"{cmd,internal/app}/*.go", "internal", false, true},
 	} {
 		g, err := compileGlob(tc.pattern)
 		if err != nil {
@@ -55,6 +64,34 @@ func TestGlob(t *testing.T) {
 	} {
 		if _, err := compileGlob(pattern); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("compileGlob(%q) = %v, want %q", pattern, err, want)
+		}
+	}
+}
+
+// TestGlobPruningIsSound checks that a walk never skips a directory that
+// holds a match: for random patterns and paths, every directory above a
+// matching path may match below. The alternatives cover the cases the
+// pruning must give up on: a "{...}" holding a "/", and one holding "**".
+func TestGlobPruningIsSound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	segs := []string{"*", "**", "?", "a", "a*", "*.go", "[ab]", "[!a]", "{a,b}", "{a,b/c}", "{**,a}", "{a/**,b}/c", "x{a,b/c}", "a**"}
+	names := []string{"a", "b", "c", "x.go", "ab", "xa", "xb"}
+	for range 50000 {
+		var ps, es []string
+		for range 1 + rng.IntN(4) {
+			ps = append(ps, segs[rng.IntN(len(segs))])
+		}
+		for range 1 + rng.IntN(5) {
+			es = append(es, names[rng.IntN(len(names))])
+		}
+		g, err := compileGlob(strings.Join(ps, "/"))
+		if err != nil || !g.match(strings.Join(es, "/"), false) {
+			continue
+		}
+		for i := 1; i < len(es); i++ {
+			if dir := strings.Join(es[:i], "/"); !g.mayMatchBelow(dir) {
+				t.Fatalf("%q matches %q, but mayMatchBelow(%q) is false", g.pattern, strings.Join(es, "/"), dir)
+			}
 		}
 	}
 }
@@ -88,6 +125,7 @@ func TestListFiles(t *testing.T) {
 			".github/\n.github/ci.yml\na.b\ncmd/\ncmd/app/\ncmd/app/help.txt\ncmd/app/main.go\nempty/\ngo.mod\nmain.go\noutlink\nsub/\n", ""},
 		{"top level go", map[string]any{"pattern": "*.go"}, "main.go\n", ""},
 		{"all go", map[string]any{"pattern": "**/*.go"}, "cmd/app/main.go\nmain.go\n", ""},
+		{"alternatives", map[string]any{"pattern": "**/*.{go,mod}"}, "cmd/app/main.go\ngo.mod\nmain.go\n", ""},
 		{"under a path", map[string]any{"path": "cmd", "pattern": "*/*.txt"}, "cmd/app/help.txt\n", ""},
 		{"path only", map[string]any{"path": "cmd/app"}, "cmd/app/help.txt\ncmd/app/main.go\n", ""},
 		{"directories", map[string]any{"pattern": "*/"}, ".github/\ncmd/\nempty/\nsub/\n", ""},
@@ -126,5 +164,75 @@ func TestListFilesCaps(t *testing.T) {
 	want = "f00.txt\nf01.txt\n[truncated: showed 2 of 30 entries (20 bytes cap); narrow the pattern or path]"
 	if got != want {
 		t.Fatalf("got %q\nwant %q", got, want)
+	}
+}
+
+// repoTree is a middling repository, 5,000 files in some 220 directories, as
+// list_files' walk meets it: a directory before what it holds.
+func repoTree() (entries []string, files map[string]string) {
+	files = map[string]string{}
+	for i := range 20 {
+		top := fmt.Sprintf("pkg%02d", i)
+		if i < 4 {
+			top = fmt.Sprintf("cmd/tool%d", i)
+		}
+		entries = append(entries, top+"/")
+		for j := range 10 {
+			dir := fmt.Sprintf("%s/sub%02d", top, j)
+			entries = append(entries, dir+"/")
+			for k := range 25 {
+				name := fmt.Sprintf("%s/file%02d%s", dir, k, []string{".go", "_test.go", ".md", ".txt", ".go"}[k%5])
+				entries = append(entries, name)
+				files[name] = ""
+			}
+		}
+	}
+	return entries, files
+}
+
+// globPatterns are the patterns a model sends list_files and search_text.
+var globPatterns = []string{"**", "**/*.go", "*.go", "cmd/**/*_test.go", "pkg0?/sub0[0-4]/*.md", "**/sub01/**/*.txt"}
+
+// BenchmarkGlobMatch matches every entry of a repository against each
+// pattern, as a walk that prunes nothing would.
+func BenchmarkGlobMatch(b *testing.B) {
+	entries, _ := repoTree()
+	for _, pattern := range globPatterns {
+		g, err := compileGlob(pattern)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(pattern, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, e := range entries {
+					rel, dir := strings.CutSuffix(e, "/")
+					if dir {
+						g.mayMatchBelow(rel)
+					}
+					g.match(rel, dir)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkListFiles lists a repository on disk, walk and all.
+func BenchmarkListFiles(b *testing.B) {
+	_, files := repoTree()
+	r, _ := newTestRegistry(b, Options{}, files)
+	for _, pattern := range globPatterns {
+		a, err := json.Marshal(map[string]string{"pattern": pattern})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(pattern, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := r.Run(b.Context(), "list_files", string(a)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 const (
@@ -96,13 +98,10 @@ func fileFilter(pattern string) (func(rel string) bool, error) {
 		return func(string) bool { return true }, nil
 	}
 	if !strings.Contains(pattern, "/") {
-		if _, err := path.Match(pattern, ""); err != nil {
-			return nil, fmt.Errorf("glob %q: %w", shorten(pattern, 200), err)
+		if !doublestar.ValidatePattern(pattern) {
+			return nil, fmt.Errorf("glob %q: %w", shorten(pattern, 200), doublestar.ErrBadPattern)
 		}
-		return func(rel string) bool {
-			ok, _ := path.Match(pattern, path.Base(rel))
-			return ok
-		}, nil
+		return func(rel string) bool { return doublestar.MatchUnvalidated(pattern, path.Base(rel)) }, nil
 	}
 	g, err := compileGlob(pattern)
 	if err != nil {

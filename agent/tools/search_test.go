@@ -27,6 +27,8 @@ func TestSearchText(t *testing.T) {
 			"cmd/x/notes.txt:1: TODO in text\nmain.go:4: \tTODO()\n", ""},
 		{"case insensitive", map[string]any{"pattern": "(?i)todo", "glob": "*.go"},
 			"cmd/x/x.go:2: // todo: later\nmain.go:4: \tTODO()\n", ""},
+		{"glob with alternatives", map[string]any{"pattern": "TODO", "glob": "*.{txt,go}"},
+			"cmd/x/notes.txt:1: TODO in text\nmain.go:4: \tTODO()\n", ""},
 		{"glob with a path", map[string]any{"pattern": "package", "glob": "cmd/**/*.go"}, "cmd/x/x.go:1: package x\n", ""},
 		{"under a path", map[string]any{"pattern": "TODO", "path": "cmd"}, "cmd/x/notes.txt:1: TODO in text\n", ""},
 		{"one file", map[string]any{"pattern": "^package", "path": "cmd/x/x.go"}, "cmd/x/x.go:1: package x\n", ""},

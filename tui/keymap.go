@@ -204,6 +204,16 @@ func keyName(k string) string {
 // legend is how a pane's legend names a binding: by its first key.
 func legend(b key.Binding) string { return keyName(b.Keys()[0]) }
 
+// busyNotice says the agent is working and which key cancels it; when
+// says what the person wanted to do.
+func busyNotice(when string) string {
+	s := "the agent is working; " + legend(keymap.Chat.Cancel) + " cancels it"
+	if when != "" {
+		s += " " + when
+	}
+	return s
+}
+
 // legendPair names two bindings as a/b, the modifier they share written
 // once: ↑/↓, Shift+←/→.
 func legendPair(a, b key.Binding) string {

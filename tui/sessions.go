@@ -95,11 +95,11 @@ func (m *Model) sessionsKey(k tea.KeyPressMsg) tea.Cmd {
 }
 
 func (m *Model) openSession(id string) tea.Cmd {
-	return m.switchSession("the agent is working; Esc cancels it before you switch", func() error { return m.d.Open(id) })
+	return m.switchSession(busyNotice("before you switch"), func() error { return m.d.Open(id) })
 }
 
 func (m *Model) newSession() tea.Cmd {
-	return m.switchSession("the agent is working; Esc cancels it before a new session", m.d.New)
+	return m.switchSession(busyNotice("before a new session"), m.d.New)
 }
 
 // switchSession makes the driver open another session, off the UI's

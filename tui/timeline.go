@@ -179,7 +179,7 @@ func (m *Model) timelineKey(k tea.KeyPressMsg) tea.Cmd {
 // restore moves the head to a version; the panes follow.
 func (m *Model) restore(v int) tea.Cmd {
 	if m.running {
-		m.notice = "the agent is working; Esc cancels it before a restore"
+		m.notice = busyNotice("before a restore")
 		return nil
 	}
 	if m.session.ReadOnly {

@@ -150,7 +150,7 @@ func (m *Model) submit() tea.Cmd {
 		m.notice = "read-only: another retrace process writes this session"
 		return nil
 	case m.running:
-		m.notice = "the agent is working; Esc cancels it"
+		m.notice = busyNotice("")
 		return nil
 	}
 	m.input.Reset()

@@ -28,7 +28,7 @@ func (m *Model) Render() string {
 	lines = append(lines, m.mainLines()...)
 	title := ""
 	if m.timeline != nil {
-		title = "input (Esc returns to the head first)"
+		title = "input (" + legend(keymap.Timeline.Close) + " returns to the head first)"
 	}
 	lines = append(lines, m.input.Render(m.width, m.lay.inputH, m.focus == focusInput && m.mode == modeChat && m.approval == nil,
 		m.session.ReadOnly, title)...)

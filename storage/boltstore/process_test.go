@@ -40,6 +40,8 @@ func runRole(role, path, id string) error {
 	switch role {
 	case "crash-writer":
 		return crashWriter(path, id)
+	case "powercut-writer":
+		return powercutWriter(path)
 	case "script-writer":
 		return scriptWriter(path)
 	case "flock-holder":

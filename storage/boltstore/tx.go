@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -137,6 +138,14 @@ func (s *Store) walkPages() error {
 // (required false); bbolt's own shared lock still keeps writers out while it
 // reads.
 func (s *Store) lockDB(ctx context.Context, exclusive, required bool) (*os.File, error) {
+	// The lock directory sits beside the database: a writer makes their
+	// directory first, durably, or the lock directory would make it
+	// without the sync its name needs.
+	if required {
+		if err := makeDir(filepath.Dir(s.path)); err != nil {
+			return nil, fmt.Errorf("cannot create the directory of %s: %w", s.path, err)
+		}
+	}
 	if err := os.MkdirAll(s.locks, 0o700); err != nil {
 		if !required {
 			return nil, nil
@@ -228,7 +237,7 @@ func (s *Store) checkSchema() error {
 // fails if another process won the race; its file is then used.
 func (s *Store) create() error {
 	dir := filepath.Dir(s.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := makeDir(dir); err != nil {
 		return fmt.Errorf("cannot create database %s: %w", s.path, err)
 	}
 	tmp, err := os.CreateTemp(dir, filepath.Base(s.path)+".new-*")
@@ -259,6 +268,31 @@ func (s *Store) create() error {
 		return fmt.Errorf("cannot create database %s: %w", s.path, err)
 	}
 	return syncDir(dir)
+}
+
+// makeDir makes dir and its missing parents, and syncs the directory
+// holding each one it made: a new directory's name is on disk only once
+// its parent is synced, and without it a power cut takes the database
+// file away with the directory.
+func makeDir(dir string) error {
+	var made []string
+	for d := dir; filepath.Dir(d) != d; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		made = append(made, d)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for i := len(made) - 1; i >= 0; i-- {
+		if err := syncDir(filepath.Dir(made[i])); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func syncDir(dir string) error {

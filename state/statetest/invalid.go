@@ -1,0 +1,219 @@
+package statetest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"retrace/state"
+)
+
+// Refusal is what Apply must answer to an event Invalid made: an
+// *state.EventError for Kind, giving Reason.
+type Refusal struct {
+	Kind   state.EventKind
+	Reason string
+	// Rule names the rule the event breaks, for test failure messages.
+	Rule string
+}
+
+// Invalid returns an event that is legal in s's phase but breaks exactly one
+// rule of what an event may carry, with the refusal Apply must give. It
+// starts from a valid event (NextEvent's) and spoils one thing, chosen at
+// random among the spoilings that fit. Where two rules would apply, the
+// refusal is the one Apply reports first: a message while calls are open
+// is refused for that before anything the message itself gets wrong.
+func Invalid(rng *rand.Rand, s state.State) (state.Event, Refusal) {
+	ev := NextEvent(rng, s)
+	if s.Phase != state.AwaitingApproval && rng.IntN(8) == 0 {
+		// Summaries are rare in scripts; their rules need more tries.
+		ev = state.Event{Kind: state.Summarized, At: ev.At, Text: "Summary: so far", Through: s.SummaryThrough}
+	}
+	ev.Messages = slices.Clone(ev.Messages)
+	ev.Plan = slices.Clone(ev.Plan)
+	if ev.Tool != nil {
+		c := *ev.Tool
+		ev.Tool = &c
+	}
+	sp := spoiler{rng: rng, s: s, ev: ev}
+	options := sp.messageSpoilings()
+	if kind := sp.kindSpoilings(); rng.IntN(2) == 0 {
+		options = kind // never empty: at least Always, or a rule of approval_given
+	}
+	return options[rng.IntN(len(options))]()
+}
+
+type spoiler struct {
+	rng *rand.Rand
+	s   state.State
+	ev  state.Event
+}
+
+func (sp spoiler) refuse(ev state.Event, rule, format string, args ...any) (state.Event, Refusal) {
+	return ev, Refusal{Kind: ev.Kind, Rule: rule, Reason: fmt.Sprintf(format, args...)}
+}
+
+// badMessage puts m first among the event's messages. While calls are
+// open only failed and interrupted may add messages, so for any other kind
+// that is what is wrong, whatever m is.
+func (sp spoiler) badMessage(rule string, m state.Message, reason string) func() (state.Event, Refusal) {
+	return sp.badMessageAt(0, rule, m, reason)
+}
+
+// badLastMessage puts m after the event's messages: where a message with
+// tool calls must be.
+func (sp spoiler) badLastMessage(rule string, m state.Message, reason string) func() (state.Event, Refusal) {
+	return sp.badMessageAt(len(sp.ev.Messages), rule, m, reason)
+}
+
+func (sp spoiler) badMessageAt(i int, rule string, m state.Message, reason string) func() (state.Event, Refusal) {
+	return func() (state.Event, Refusal) {
+		ev := sp.ev
+		ev.Messages = slices.Insert(slices.Clone(ev.Messages), i, m)
+		if len(sp.s.OpenCalls()) > 0 && ev.Kind != state.Failed && ev.Kind != state.Interrupted {
+			return sp.refuse(ev, rule+" while calls are open", "adds a message while tool calls are unanswered")
+		}
+		return sp.refuse(ev, rule, "message %d: %s", i+1, reason)
+	}
+}
+
+func (sp spoiler) messageSpoilings() []func() (state.Event, Refusal) {
+	call := state.ToolRequest{ID: "call_x", Name: "read_file", Arguments: "{}"}
+	out := []func() (state.Event, Refusal){
+		sp.badMessage("a tool message carried by hand",
+			state.Message{Role: state.RoleTool, Content: "ok", ToolCallID: "call_x", Name: "read_file"},
+			"tool messages come only from tool_finished"),
+		sp.badMessage("an unknown role", state.Message{Role: "developer", Content: "x"}, `unknown role "developer"`),
+		sp.badMessage("no role", state.Message{Content: "x"}, `unknown role ""`),
+	}
+	if sp.ev.Kind == state.UserMessage {
+		return append(out,
+			sp.badMessage("an assistant message opening a task", state.Message{Role: state.RoleAssistant, Content: "x"},
+				"an assistant message cannot come with a user_message event"),
+			sp.badMessage("a user message naming a tool", state.Message{Role: state.RoleUser, Content: "x", Name: "read_file"},
+				"only tool messages carry tool_call_id or name"),
+			sp.badMessage("a user message with tool calls", state.Message{Role: state.RoleUser, Content: "x", ToolCalls: []state.ToolRequest{call}},
+				"only assistant messages carry tool calls"),
+		)
+	}
+	out = append(out,
+		sp.badMessage("a user message outside user_message", state.Message{Role: state.RoleUser, Content: "x"},
+			"a user message can only come with a user_message event"),
+		sp.badMessage("a system message outside user_message", state.Message{Role: state.RoleSystem, Content: "x"},
+			"a system message can only come with a user_message event"),
+		sp.badMessage("an assistant message answering a call", state.Message{Role: state.RoleAssistant, Content: "x", ToolCallID: "call_x"},
+			"only tool messages carry tool_call_id or name"),
+		sp.badMessage("an empty assistant message", state.Message{Role: state.RoleAssistant},
+			"an assistant message needs content or tool calls"),
+	)
+	if len(sp.ev.Messages) > 0 {
+		out = append(out, sp.badMessage("tool calls before the event's last message",
+			state.Message{Role: state.RoleAssistant, ToolCalls: []state.ToolRequest{call}},
+			"a message with tool calls must be the event's last"))
+	}
+	if !slices.ContainsFunc(sp.ev.Messages, func(m state.Message) bool { return len(m.ToolCalls) > 0 }) {
+		out = append(out,
+			sp.badLastMessage("a tool call without a name", state.Message{Role: state.RoleAssistant, ToolCalls: []state.ToolRequest{{ID: "call_x"}}},
+				"a tool call needs an id and a name"),
+			sp.badLastMessage("a tool call without an id", state.Message{Role: state.RoleAssistant, ToolCalls: []state.ToolRequest{{Name: "read_file"}}},
+				"a tool call needs an id and a name"),
+			sp.badLastMessage("the same call twice", state.Message{Role: state.RoleAssistant, ToolCalls: []state.ToolRequest{call, call}},
+				`tool call id "call_x" appears twice`),
+		)
+	}
+	return out
+}
+
+func (sp spoiler) kindSpoilings() []func() (state.Event, Refusal) {
+	ev, s := sp.ev, sp.s
+	var out []func() (state.Event, Refusal)
+	add := func(rule string, change func(*state.Event), format string, args ...any) {
+		out = append(out, func() (state.Event, Refusal) {
+			e := ev
+			change(&e)
+			return sp.refuse(e, rule, format, args...)
+		})
+	}
+	if ev.Kind != state.ApprovalGiven {
+		add("always outside approval_given", func(e *state.Event) { e.Always = true },
+			"only approval_given can allow a tool for the session")
+	}
+	plan := len(s.Memory.Plan)
+	switch ev.Kind {
+	case state.UserMessage:
+		add("no user message", func(e *state.Event) {
+			e.Messages = slices.DeleteFunc(e.Messages, func(m state.Message) bool { return m.Role == state.RoleUser })
+		}, "needs a user message")
+	case state.Answered:
+		add("an answer with tool calls", func(e *state.Event) {
+			last := &e.Messages[len(e.Messages)-1]
+			last.ToolCalls = []state.ToolRequest{{ID: "call_x", Name: "read_file"}}
+		}, "must end with the assistant's answer, without tool calls")
+		add("no answer", func(e *state.Event) { e.Messages = nil },
+			"must end with the assistant's answer, without tool calls")
+	case state.AssistantMessage:
+		add("no message", func(e *state.Event) { e.Messages = nil }, "carries no message")
+	case state.PlanSet:
+		i := sp.rng.IntN(len(ev.Plan))
+		add("no steps", func(e *state.Event) { e.Plan = nil }, "plan has no steps")
+		add("a step without text", func(e *state.Event) { e.Plan[i].Text = "" }, "step %d has no text", i+1)
+		add("a step with an unknown status", func(e *state.Event) { e.Plan[i].Status = "someday" },
+			`step %d: unknown status "someday"`, i+1)
+	case state.ToolStarted, state.ToolFinished, state.ApprovalRequested, state.ApprovalGiven, state.ApprovalDenied:
+		add("no tool", func(e *state.Event) { e.Tool = nil }, "names no tool call")
+		add("no tool id", func(e *state.Event) { e.Tool.ID = "" }, "names no tool call")
+		add("a call nobody made", func(e *state.Event) { e.Tool.ID = "call_nobody_made" },
+			`no unanswered tool call has id "call_nobody_made"`)
+	case state.NoteSet:
+		add("no key", func(e *state.Event) { e.NoteKey = "" }, "note key is empty")
+	case state.StepStatus:
+		add("an unknown status", func(e *state.Event) { e.Status = "halfway" }, `unknown step status "halfway"`)
+		add("a step past the plan", func(e *state.Event) { e.Step = plan }, "step %d does not exist (the plan has %d)", plan, plan)
+		add("a step before the plan", func(e *state.Event) { e.Step = -1 }, "step -1 does not exist (the plan has %d)", plan)
+	case state.StepCompleted:
+		if plan > 0 {
+			add("a step past the plan", func(e *state.Event) { e.Step = plan }, "step %d does not exist (the plan has %d)", plan, plan)
+		}
+	case state.Failed:
+		add("no reason", func(e *state.Event) { e.Text = "" }, "says nothing about what went wrong")
+	case state.Summarized:
+		sp.summarySpoilings(add)
+	}
+	if open := s.OpenCalls(); len(open) > 0 && s.Phase == state.Executing {
+		for _, c := range s.Memory.ToolCalls {
+			if c.ID == open[0].ID && !c.StartedAt.IsZero() {
+				id := c.ID
+				add("a running call started again", func(e *state.Event) {
+					*e = state.Event{Kind: state.ToolStarted, At: e.At, Tool: &state.ToolCall{ID: id}}
+				}, "tool call %q has already started", id)
+				add("approval asked for a running call", func(e *state.Event) {
+					*e = state.Event{Kind: state.ApprovalRequested, At: e.At, Tool: &state.ToolCall{ID: id}}
+				}, "tool call %q has already started", id)
+			}
+		}
+	}
+	return out
+}
+
+func (sp spoiler) summarySpoilings(add func(string, func(*state.Event), string, ...any)) {
+	h, from := sp.s.History, sp.s.SummaryThrough
+	add("an empty summary", func(e *state.Event) { e.Text = "" }, "summary is empty")
+	add("a summary past the history", func(e *state.Event) { e.Through = len(h) + 1 },
+		"covers %d messages; it must be between %d and %d", len(h)+1, from, len(h))
+	if from > 0 {
+		add("a summary shrinking the last", func(e *state.Event) { e.Through = from - 1 },
+			"covers %d messages; it must be between %d and %d", from-1, from, len(h))
+	}
+	for i := from + 1; i < len(h); i++ {
+		if h[i].Role != state.RoleUser {
+			at := i
+			add("a summary ending inside a turn", func(e *state.Event) { e.Through = at },
+				"must end where a turn starts (message %d is a %s message)", at+1, h[at].Role)
+			break
+		}
+	}
+	if len(h) > from && len(sp.s.OpenCalls()) > 0 {
+		add("a summary over unanswered calls", func(e *state.Event) { e.Through = len(h) },
+			"would cover tool calls that are still unanswered")
+	}
+}

@@ -43,10 +43,11 @@ func NewBuilder(base State) *Builder {
 
 // Check reports whether ev would apply, without applying it.
 func (b *Builder) Check(ev Event) error {
-	if _, err := Next(b.a.s.Phase, ev.Kind); err != nil {
+	to, err := Next(b.a.s.Phase, ev.Kind)
+	if err != nil {
 		return err
 	}
-	return b.a.check(ev)
+	return b.a.check(ev, to)
 }
 
 // Apply applies one event. On error the builder's state is unchanged.
@@ -91,7 +92,7 @@ func (a *applier) apply(ev Event) error {
 	if err != nil {
 		return err
 	}
-	if err := a.check(ev); err != nil {
+	if err := a.check(ev, to); err != nil {
 		return err
 	}
 	// Everything below is known to succeed: checks come first, so a failed
@@ -107,9 +108,10 @@ func (a *applier) apply(ev Event) error {
 	return nil
 }
 
-// check validates ev against the current state without changing anything.
-func (a *applier) check(ev Event) error {
-	if err := a.checkMessages(ev); err != nil {
+// check validates ev, which leads to phase to, against the current state
+// without changing anything.
+func (a *applier) check(ev Event, to Phase) error {
+	if err := a.checkMessages(ev, to); err != nil {
 		return err
 	}
 	if ev.Always && ev.Kind != ApprovalGiven {
@@ -121,8 +123,11 @@ func (a *applier) check(ev Event) error {
 			return invalid(ev.Kind, "needs a user message")
 		}
 	case Answered:
-		if n := len(ev.Messages); n == 0 || ev.Messages[n-1].Role != RoleAssistant || len(ev.Messages[n-1].ToolCalls) > 0 {
-			return invalid(ev.Kind, "must end with the assistant's answer, without tool calls")
+		// checkMessages keeps out every role but the assistant's, and tool
+		// calls (nothing would answer them): what is left to check is that
+		// there is an answer at all.
+		if len(ev.Messages) == 0 {
+			return invalid(ev.Kind, "carries no answer")
 		}
 	case AssistantMessage:
 		if len(ev.Messages) == 0 {
@@ -330,20 +335,22 @@ func (a *applier) closeOpenCalls(ev Event) {
 // ToolMessageContent is what the model is told a call returned: its result,
 // its error, or both.
 func ToolMessageContent(result, errText string) string {
-	switch {
-	case errText == "":
+	if errText == "" {
 		return result
-	case result == "":
-		return "Error: " + errText
-	default:
-		return result + "\n\nError: " + errText
 	}
+	if result == "" {
+		return "Error: " + errText
+	}
+	return result + "\n\nError: " + errText
 }
 
+// callIndex finds the log entry of the unanswered call with this id, or
+// -1. An entry that has finished is an earlier call's: some servers number
+// their calls per reply, so an id can come back in a later turn.
 func (a *applier) callIndex(id string) int {
 	log := a.s.Memory.ToolCalls
 	for i := len(log) - 1; i >= 0; i-- {
-		if log[i].ID == id {
+		if log[i].ID == id && !log[i].Finished() {
 			return i
 		}
 	}

@@ -5,8 +5,9 @@ package state
 // tool call answered by exactly one tool message, right after the call, and
 // no empty assistant message), and an event only refers to things that exist.
 
-// checkMessages validates the messages an event appends.
-func (a *applier) checkMessages(ev Event) error {
+// checkMessages validates the messages an event appends; the event leads
+// to phase to.
+func (a *applier) checkMessages(ev Event, to Phase) error {
 	open := len(openCalls(a.s.History)) > 0 && ev.Kind != Failed && ev.Kind != Interrupted
 	seen := map[string]bool{}
 	for i, m := range ev.Messages {
@@ -39,6 +40,11 @@ func (a *applier) checkMessages(ev Event) error {
 		if len(m.ToolCalls) > 0 && i != len(ev.Messages)-1 {
 			return invalid(ev.Kind, "message %d: a message with tool calls must be the event's last", i+1)
 		}
+		if len(m.ToolCalls) > 0 && !to.Active() {
+			// Idle, done and error run no tools: the calls would stay
+			// unanswered, and every later message would be refused.
+			return invalid(ev.Kind, "message %d: tool calls cannot come with an event after which no tool runs", i+1)
+		}
 		for _, c := range m.ToolCalls {
 			if c.ID == "" || c.Name == "" {
 				return invalid(ev.Kind, "message %d: a tool call needs an id and a name", i+1)
@@ -55,16 +61,26 @@ func (a *applier) checkMessages(ev Event) error {
 // checkSummary keeps a summary on a turn boundary: it covers whole turns,
 // so a tool call is never summarised away from its result, and it never
 // shrinks what an earlier summary covered.
+//
+// The rules here and elsewhere in Apply are if statements rather than the
+// cases of a switch: mutation testing takes a case's condition for code no
+// test runs (coverage blocks start after the colon), and these are the
+// rules it must see tested.
 func (a *applier) checkSummary(ev Event) error {
 	h := a.s.History
-	switch {
-	case ev.Text == "":
+	if ev.Text == "" {
 		return invalid(ev.Kind, "summary is empty")
-	case ev.Through < a.s.SummaryThrough || ev.Through > len(h):
+	}
+	if ev.Through < a.s.SummaryThrough || ev.Through > len(h) {
 		return invalid(ev.Kind, "covers %d messages; it must be between %d and %d", ev.Through, a.s.SummaryThrough, len(h))
-	case ev.Through != a.s.SummaryThrough && ev.Through < len(h) && h[ev.Through].Role != RoleUser:
+	}
+	if ev.Through == a.s.SummaryThrough {
+		return nil // it covers no more than the last one: a new text only
+	}
+	if ev.Through < len(h) && h[ev.Through].Role != RoleUser {
 		return invalid(ev.Kind, "must end where a turn starts (message %d is a %s message)", ev.Through+1, h[ev.Through].Role)
-	case ev.Through == len(h) && ev.Through != a.s.SummaryThrough && len(openCalls(h)) > 0:
+	}
+	if ev.Through == len(h) && len(openCalls(h)) > 0 {
 		return invalid(ev.Kind, "would cover tool calls that are still unanswered")
 	}
 	return nil

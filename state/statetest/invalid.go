@@ -106,12 +106,21 @@ func (sp spoiler) messageSpoilings() []func() (state.Event, Refusal) {
 		sp.badMessage("an empty assistant message", state.Message{Role: state.RoleAssistant},
 			"an assistant message needs content or tool calls"),
 	)
+	// Events after which no tool runs must bring no calls: an answer, an
+	// end of the task, a summary between tasks.
+	k := sp.ev.Kind
+	ends := !sp.s.Phase.Active() || k == state.Failed || k == state.Interrupted || k == state.Answered
+	if ends {
+		out = append(out, sp.badLastMessage("tool calls no tool will answer",
+			state.Message{Role: state.RoleAssistant, Content: "x", ToolCalls: []state.ToolRequest{call}},
+			"tool calls cannot come with an event after which no tool runs"))
+	}
 	if len(sp.ev.Messages) > 0 {
 		out = append(out, sp.badMessage("tool calls before the event's last message",
 			state.Message{Role: state.RoleAssistant, ToolCalls: []state.ToolRequest{call}},
 			"a message with tool calls must be the event's last"))
 	}
-	if !slices.ContainsFunc(sp.ev.Messages, func(m state.Message) bool { return len(m.ToolCalls) > 0 }) {
+	if !ends && !slices.ContainsFunc(sp.ev.Messages, func(m state.Message) bool { return len(m.ToolCalls) > 0 }) {
 		out = append(out,
 			sp.badLastMessage("a tool call without a name", state.Message{Role: state.RoleAssistant, ToolCalls: []state.ToolRequest{{ID: "call_x"}}},
 				"a tool call needs an id and a name"),
@@ -145,12 +154,7 @@ func (sp spoiler) kindSpoilings() []func() (state.Event, Refusal) {
 			e.Messages = slices.DeleteFunc(e.Messages, func(m state.Message) bool { return m.Role == state.RoleUser })
 		}, "needs a user message")
 	case state.Answered:
-		add("an answer with tool calls", func(e *state.Event) {
-			last := &e.Messages[len(e.Messages)-1]
-			last.ToolCalls = []state.ToolRequest{{ID: "call_x", Name: "read_file"}}
-		}, "must end with the assistant's answer, without tool calls")
-		add("no answer", func(e *state.Event) { e.Messages = nil },
-			"must end with the assistant's answer, without tool calls")
+		add("no answer", func(e *state.Event) { e.Messages = nil }, "carries no answer")
 	case state.AssistantMessage:
 		add("no message", func(e *state.Event) { e.Messages = nil }, "carries no message")
 	case state.PlanSet:

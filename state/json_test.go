@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"retrace/state"
 	"retrace/state/statetest"
@@ -158,4 +159,40 @@ func phaseSamples(f *testing.F) []state.State {
 		}
 	}
 	return out
+}
+
+// Events are what the store keeps: their JSON is a format old files are
+// read in, written here by hand, not taken from the encoder.
+func TestEventWireFormat(t *testing.T) {
+	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		ev   state.Event
+		wire string
+	}{
+		{state.Event{Kind: state.ToolFinished, At: at, Tool: &state.ToolCall{ID: "c1", Result: "ok", DurationMS: 12}, Usage: state.Usage{PromptTokens: 1, CompletionTokens: 2}},
+			`{"kind":"tool_finished","at":"2026-11-22T10:00:00Z","tool":{"id":"c1","result":"ok","duration_ms":12},"usage":{"prompt_tokens":1,"completion_tokens":2}}`},
+		{state.Event{Kind: state.UserMessage, At: at, Messages: []state.Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}}},
+			`{"kind":"user_message","at":"2026-11-22T10:00:00Z","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}]}`},
+		{state.Event{Kind: state.AssistantMessage, At: at, Messages: []state.Message{{Role: "assistant", ToolCalls: []state.ToolRequest{{ID: "c2", Name: "read_file", Arguments: "{}"}}}}},
+			`{"kind":"assistant_message","at":"2026-11-22T10:00:00Z","messages":[{"role":"assistant","content":"","tool_calls":[{"id":"c2","name":"read_file","arguments":"{}"}]}]}`},
+		{state.Event{Kind: state.PlanSet, At: at, Goal: "g", Plan: []state.Step{{Text: "a", Status: state.StepPending}}},
+			`{"kind":"plan_set","at":"2026-11-22T10:00:00Z","goal":"g","plan":[{"text":"a","status":"pending"}]}`},
+		{state.Event{Kind: state.StepStatus, At: at, Step: 1, Status: state.StepSkipped},
+			`{"kind":"step_status","at":"2026-11-22T10:00:00Z","step":1,"status":"skipped"}`},
+		{state.Event{Kind: state.NoteSet, At: at, NoteKey: "k", NoteValue: "v"},
+			`{"kind":"note_set","at":"2026-11-22T10:00:00Z","note_key":"k","note_value":"v"}`},
+		{state.Event{Kind: state.ApprovalGiven, At: at, Tool: &state.ToolCall{ID: "c3"}, Always: true, Text: "fine"},
+			`{"kind":"approval_given","at":"2026-11-22T10:00:00Z","tool":{"id":"c3"},"text":"fine","always":true}`},
+		{state.Event{Kind: state.Summarized, At: at, Text: "s", Through: 4},
+			`{"kind":"summarized","at":"2026-11-22T10:00:00Z","text":"s","through":4}`},
+	} {
+		b, err := state.EncodeEvent(c.ev)
+		if err != nil || string(b) != c.wire {
+			t.Errorf("%s encodes as\n%s (%v)\nwant\n%s", c.ev.Kind, b, err, c.wire)
+		}
+		back, err := state.DecodeEvent([]byte(c.wire))
+		if err != nil || !reflect.DeepEqual(back, c.ev) {
+			t.Errorf("%s decodes as %+v (%v), want %+v", c.ev.Kind, back, err, c.ev)
+		}
+	}
 }

@@ -330,3 +330,48 @@ func TestRulesAcceptTheMendedEvent(t *testing.T) {
 }
 
 func idle(*testing.T) state.State { return state.New("s1") }
+
+// OpenCalls reads any history, including ones no session made: the calls
+// of the last assistant message that no tool message after it answers, in
+// the order they were asked for.
+func TestOpenCalls(t *testing.T) {
+	u := state.Message{Role: state.RoleUser, Content: "u"}
+	ans := func(id string) state.Message {
+		return state.Message{Role: state.RoleTool, ToolCallID: id, Name: "read_file", Content: "ok"}
+	}
+	for _, c := range []struct {
+		name    string
+		history []state.Message
+		want    []string
+	}{
+		{"empty", nil, nil},
+		{"a user message", msgs(u), nil},
+		{"two calls", msgs(u, call("a", "b")), []string{"a", "b"}},
+		{"the first answered", msgs(u, call("a", "b"), ans("a")), []string{"b"}},
+		{"the second answered", msgs(u, call("a", "b"), ans("b")), []string{"a"}},
+		{"both answered", msgs(u, call("a", "b"), ans("a"), ans("b")), nil},
+		{"calls first in the history", msgs(call("a")), []string{"a"}},
+		{"a tool message first", msgs(ans("x")), nil},
+		{"a new turn after the answers", msgs(u, call("a"), ans("a"), u), nil},
+		{"only the last assistant message counts", msgs(call("a"), ans("a"), call("b")), []string{"b"}},
+		{"an answer to an older call", msgs(u, call("a"), ans("a"), call("b"), ans("a")), []string{"b"}},
+	} {
+		var got []string
+		for _, r := range (state.State{History: c.history}).OpenCalls() {
+			got = append(got, r.ID)
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: open calls %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// Asking again about a call the person approved but that has not started
+// (a session resumed under a stricter configuration) is allowed: the call
+// waits for a decision again.
+func TestApprovalCanBeAskedAgainBeforeTheCallStarts(t *testing.T) {
+	s := apply(t, awaitingA(t), tool(state.ApprovalGiven, "a", t0), tool(state.ApprovalRequested, "a", t0))
+	if s.Phase != state.AwaitingApproval || s.Memory.ToolCalls[0].Approval != state.AwaitingDecision || len(s.Memory.ToolCalls) != 1 {
+		t.Fatalf("phase %v log %+v", s.Phase, s.Memory.ToolCalls)
+	}
+}

@@ -59,6 +59,11 @@ func TestStateJSONFieldNames(t *testing.T) {
 	if n, ok := empty["memory"].(map[string]any)["notes"].(map[string]any); !ok || len(n) != 0 {
 		t.Fatalf("empty notes must be written as {}, got %v", empty["memory"])
 	}
+	for _, k := range []string{"plan", "tool_calls"} {
+		if l, ok := empty["memory"].(map[string]any)[k].([]any); !ok || len(l) != 0 {
+			t.Fatalf("an empty %s must be written as [], got %v", k, empty["memory"])
+		}
+	}
 }
 
 func wantKeys(t *testing.T, what string, m map[string]any, keys ...string) {

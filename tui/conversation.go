@@ -135,7 +135,8 @@ func (c *conversation) renderMessage(m state.Message, width int) []string {
 		out = append(out, indent(markdown.Render(inert(m.Content), width-2, markdown.Styles(c.st.Markdown)), "  ")...)
 	}
 	for _, tc := range m.ToolCalls {
-		out = append(out, "  "+c.st.Tools.Name.Render("→ "+tc.Name)+" "+c.st.Tools.Args.Render(clip(inert(tc.Arguments), width-6-len(tc.Name))))
+		name := inert(tc.Name)
+		out = append(out, "  "+c.st.Tools.Name.Render("→ "+name)+" "+c.st.Tools.Args.Render(clip(inert(tc.Arguments), width-6-visibleWidth(name))))
 	}
 	return out
 }
@@ -144,7 +145,7 @@ func (c *conversation) renderMessage(m state.Message, width int) []string {
 func (c *conversation) toolResult(m state.Message, width int) []string {
 	const shown = 6
 	s := c.st.Chat
-	out := []string{s.ToolLabel.Render(clip("tool "+m.Name, width))}
+	out := []string{s.ToolLabel.Render(clip("tool "+inert(m.Name), width))}
 	// Only the head of the output is wrapped: a command may have printed
 	// a hundred thousand lines.
 	text := strings.TrimRight(m.Content, "\n")

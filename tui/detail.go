@@ -81,7 +81,7 @@ func (m *Model) openToolDetail() tea.Cmd {
 		}
 	}
 	k := keymap.Detail
-	m.detail = detailView{title: fmt.Sprintf("%s %s · %s %s scroll · %s back", c.Name, c.ID,
+	m.detail = detailView{title: fmt.Sprintf("%s %s · %s %s scroll · %s back", inert(c.Name), inert(c.ID),
 		legendPair(k.Up, k.Down), legendPair(k.PageUp, k.PageDown), legend(k.Close))}
 	m.detail.setBody(body)
 	m.mode = modeToolDetail
@@ -124,7 +124,8 @@ func (m *Model) approvalBox(width, height int) []string {
 	a := m.approval
 	d := m.st.Dialog
 	inner := width - 2
-	head := []string{d.Title.Render(clip("Approve "+a.Tool+"?", inner))}
+	tool := inert(a.Tool)
+	head := []string{d.Title.Render(clip("Approve "+tool+"?", inner))}
 	if a.Summary != "" {
 		head = append(head, d.Body.Render(clip(inert(a.Summary), inner)))
 	}
@@ -139,7 +140,7 @@ func (m *Model) approvalBox(width, height int) []string {
 	head = append(head, "")
 	k := keymap.Approval
 	foot := []string{"", d.ButtonActive.Render(" "+legend(k.Approve)+" approve ") + " " +
-		d.Button.Render(" "+legend(k.Always)+" approve "+a.Tool+" for this session ") + " " +
+		d.Button.Render(" "+legend(k.Always)+" approve "+tool+" for this session ") + " " +
 		d.Button.Render(" "+legend(k.Deny)+" deny ") + " " +
 		d.Muted.Render(legend(k.Cancel)+" cancels the task · "+legendPair(k.Up, k.Down)+" scroll")}
 	body := a.Diff

@@ -129,7 +129,7 @@ func (m *Model) askDelete() tea.Cmd {
 		return nil
 	}
 	m.confirm = &confirmation{
-		question: fmt.Sprintf("Delete session %s %q and all its %d versions? (y/n)", short(s.ID), clip(s.Title, 30), s.Versions),
+		question: fmt.Sprintf("Delete session %s \"%s\" and all its %d versions? (y/n)", inert(short(s.ID)), clip(inert(s.Title), 30), s.Versions),
 		yes: func() tea.Cmd {
 			return func() tea.Msg {
 				if err := m.d.Delete(s.ID); err != nil {
@@ -167,7 +167,7 @@ func (l *sessionList) lines(st *themes.Styles, width, height int) []string {
 		}
 		meta := fmt.Sprintf("  %-17s %3d versions  %s%s", x.Phase, x.Versions, x.Updated.Local().Format("2006-01-02 15:04"), busy)
 		title := clip(inert(x.Title), max(width-visibleWidth(meta)-12, 8))
-		line := fmt.Sprintf("%s  %s", short(x.ID), title)
+		line := fmt.Sprintf("%s  %s", inert(short(x.ID)), title)
 		style := s.Row
 		mark := "  "
 		if i == l.sel {

@@ -143,7 +143,7 @@ func toolLine(st *themes.Styles, c state.ToolCall, width int) string {
 	if c.Finished() && c.Approval != state.Denied {
 		dur = " " + s.Duration.Render(fmt.Sprintf("%dms", c.DurationMS))
 	}
-	head := style.Render(icon) + " " + s.Name.Render(c.Name)
+	head := style.Render(icon) + " " + s.Name.Render(inert(c.Name))
 	room := width - visibleWidth(head) - visibleWidth(dur) - 1
 	return head + " " + s.Args.Render(clip(inert(c.Arguments), max(room, 1))) + dur
 }

@@ -274,7 +274,15 @@ func describe(ev state.Event, phase state.Phase) string {
 	var what string
 	switch ev.Kind {
 	case state.UserMessage:
-		what = "you said: " + first(ev.Messages)
+		// The first turn's event carries the system prompt before what
+		// the person said.
+		said := ""
+		for _, msg := range ev.Messages {
+			if msg.Role == state.RoleUser {
+				said = msg.Content
+			}
+		}
+		what = "you said: " + said
 	case state.AssistantMessage:
 		what = "the model replied"
 		var calls []string

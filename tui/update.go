@@ -43,7 +43,7 @@ func (m *Model) handleRetry(msg RetryMsg) tea.Cmd {
 	if msg.Restart {
 		m.conv.Restart()
 	}
-	m.notice = fmt.Sprintf("retrying in %s (%d of %d): %s", msg.Wait.Round(100*time.Millisecond), msg.Attempt, msg.Of, inert(msg.Reason))
+	m.notice = fmt.Sprintf("retrying in %s (%d of %d): %s", msg.Wait.Round(100*time.Millisecond), msg.Attempt, msg.Of, msg.Reason)
 	return nil
 }
 
@@ -175,7 +175,7 @@ func (m *Model) retry() tea.Cmd {
 	if m.running || m.session.ReadOnly {
 		return nil
 	}
-	if m.head.Phase.Active() {
+	if false {
 		m.running, m.notice = true, ""
 		return tea.Batch(m.run(m.d.Resume), tick())
 	}

@@ -12,7 +12,7 @@ func (m *Model) View() tea.View {
 	v := tea.NewView(m.Render())
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
-	v.WindowTitle = "retrace " + short(m.session.ID)
+	v.WindowTitle = "retrace " + inert(short(m.session.ID))
 	return v
 }
 
@@ -120,7 +120,9 @@ func (m *Model) narrowLines(w, h int) []string {
 }
 
 // statusLine: session, version and branch, model, tokens, and the keys
-// that matter now (or the last notice). When the line is too narrow the
+// that matter now (or the last notice). Notices and errors carry text
+// from the driver, the model and the server: they are made inert here,
+// where every one of them is drawn. When the line is too narrow the
 // least needed parts go first: the title, then the model.
 func (m *Model) statusLine() string {
 	s := m.st.Status
@@ -128,7 +130,7 @@ func (m *Model) statusLine() string {
 	if m.timeline != nil {
 		ver = fmt.Sprintf("v%d/%d", m.timeline.current().Version, m.session.Versions)
 	}
-	model := s.Model.Render(clip(m.session.Model, 24))
+	model := s.Model.Render(clip(inert(m.session.Model), 24))
 	if m.session.Demo {
 		model = s.Demo.Render("demo model")
 	}
@@ -138,12 +140,12 @@ func (m *Model) statusLine() string {
 	}
 	right := m.keyHint()
 	if m.errText != "" {
-		right = s.Error.Render(clip(m.errText, max(m.width/2, 10)))
+		right = s.Error.Render(clip(inert(m.errText), max(m.width/2, 10)))
 	} else if m.notice != "" {
-		right = s.KeyDesc.Render(clip(m.notice, max(m.width/2, 10)))
+		right = s.KeyDesc.Render(clip(inert(m.notice), max(m.width/2, 10)))
 	}
 	for _, drop := range []int{0, 1, 2} {
-		parts := []string{s.Session.Render(short(m.session.ID))}
+		parts := []string{s.Session.Render(inert(short(m.session.ID)))}
 		if drop < 1 && title != "" {
 			parts = append(parts, title)
 		}

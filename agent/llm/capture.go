@@ -163,9 +163,13 @@ func (b *watchedBody) inspect(line []byte) {
 			msg = errorMessage(payload)
 		}
 	case bytes.HasPrefix(line, []byte("error:")):
-		msg = errorMessage(bytes.TrimSpace(line[len("error:"):]))
+		// llama.cpp sends the error object itself, {"code":500,"message":...}.
+		payload := bytes.TrimSpace(line[len("error:"):])
+		if msg = errorMessage(payload); msg == "" {
+			msg = messageField(payload)
+		}
 		if msg == "" {
-			msg = string(bytes.TrimSpace(line[len("error:"):]))
+			msg = string(payload)
 		}
 	case bytes.HasPrefix(line, []byte("event:")):
 		b.eventErr = string(bytes.TrimSpace(line[len("event:"):])) == "error"

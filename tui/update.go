@@ -175,7 +175,7 @@ func (m *Model) retry() tea.Cmd {
 	if m.running || m.session.ReadOnly {
 		return nil
 	}
-	if false {
+	if m.head.Phase.Active() {
 		m.running, m.notice = true, ""
 		return tea.Batch(m.run(m.d.Resume), tick())
 	}

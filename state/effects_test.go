@@ -71,7 +71,8 @@ func TestUserMessageClearsTheLastTask(t *testing.T) {
 	s = apply(t, s, state.Event{Kind: state.UserMessage, At: t0, Messages: msgs(
 		state.Message{Role: state.RoleUser, Content: "first"}, state.Message{Role: state.RoleUser, Content: "second"})})
 	if s.ErrorMessage != "" || s.FinalAnswer != "" || s.Memory.Plan != nil || s.Memory.CurrentGoal != "second" || s.Iteration != 0 {
-		t.Fatalf("a new task kept the old one's outcome: %+v", s)
+		t.Fatalf("a new task kept the old one's outcome: error %q answer %q plan %v goal %q iteration %d",
+			s.ErrorMessage, s.FinalAnswer, s.Memory.Plan, s.Memory.CurrentGoal, s.Iteration)
 	}
 	if s.Memory.Notes["k"] != "v" {
 		t.Fatalf("notes are the session's, not the task's: %v", s.Memory.Notes)

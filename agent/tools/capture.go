@@ -59,7 +59,7 @@ func (h *headTail) String() string {
 		tail = tail[1:]
 		cut++
 	}
-	note := fmt.Sprintf("\n[… %d bytes of output cut …]\n", cut)
+	note := fmt.Sprintf("\n[… %s of output cut …]\n", plural(cut, "byte"))
 	return validUTF8(head) + note + validUTF8(tail)
 }
 

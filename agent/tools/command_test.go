@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -61,16 +62,32 @@ func TestRunCommand(t *testing.T) {
 
 func TestRunCommandOutputCap(t *testing.T) {
 	r, _ := newTestRegistry(t, Options{MaxOutputBytes: 100}, nil)
-	var full strings.Builder
-	for i := 1; i <= 1000; i++ {
-		fmt.Fprintf(&full, "%d\n", i)
-	}
-	all := full.String()
+	// seq 1 1000 writes 3,893 bytes: the first 50 and the last 50 are kept.
 	got, err := call(t, r, "run_command", map[string]any{"command": "seq 1 1000"})
 	checkErr(t, err, "")
-	want := all[:50] + fmt.Sprintf("\n[… %d bytes of output cut …]\n", len(all)-100) + all[len(all)-50:] + "exit code: 0"
+	want := "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n16\n17\n18\n19\n20" +
+		"\n[… 3793 bytes of output cut …]\n" +
+		"\n989\n990\n991\n992\n993\n994\n995\n996\n997\n998\n999\n1000\n" +
+		"exit code: 0"
 	if got != want {
 		t.Fatalf("got %q\nwant %q", got, want)
+	}
+}
+
+// The output cap at its edge: as many bytes as the cap are kept whole,
+// one more and the middle byte goes.
+func TestRunCommandOutputCapEdge(t *testing.T) {
+	r, _ := newTestRegistry(t, Options{MaxOutputBytes: 10}, nil)
+	for _, tc := range []struct{ out, want string }{
+		{"012345678", "012345678\nexit code: 0"},
+		{"0123456789", "0123456789\nexit code: 0"},
+		{"0123456789A", "01234\n[… 1 byte of output cut …]\n6789A\nexit code: 0"},
+	} {
+		got, err := call(t, r, "run_command", map[string]any{"command": "printf " + tc.out})
+		checkErr(t, err, "")
+		if got != tc.want {
+			t.Errorf("%d bytes: got %q, want %q", len(tc.out), got, tc.want)
+		}
 	}
 }
 
@@ -221,6 +238,12 @@ func TestHeadTail(t *testing.T) {
 		{"cut middle", 6, []string{"0123456789"}, "012\n[… 4 bytes of output cut …]\n789"},
 		{"cut across writes", 4, []string{"ab", "cd", "ef", "gh", "ij"}, "ab\n[… 6 bytes of output cut …]\nij"},
 		{"runes not split", 6, []string{"ééééé"}, "é\n[… 6 bytes of output cut …]\né"},
+		{"one byte cut", 4, []string{"abcde"}, "ab\n[… 1 byte of output cut …]\nde"},
+		// The head ends on a whole rune and the tail starts on one.
+		{"head a whole rune", 4, []string{"ééé"}, "é\n[… 2 bytes of output cut …]\né"},
+		// Room for less than a rune at each end: both halves are dropped
+		// rather than shown as replacement characters.
+		{"cap smaller than a rune", 2, []string{"ééé"}, "\n[… 6 bytes of output cut …]\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHeadTail(tc.max)
@@ -275,6 +298,118 @@ func TestReadAvailable(t *testing.T) {
 	var out bytes.Buffer
 	readAvailable(pr, &out)
 	if out.String() != "buffered" {
+		t.Fatalf("got %q", out.String())
+	}
+}
+
+// stallingWriter takes what the copy of a pipe gives it, but holds the
+// first write until drain has stopped the copy (set the pipe's read
+// deadline, or closed it): output still in the pipe then is what only
+// drain's final read can save.
+type stallingWriter struct {
+	pr      *os.File
+	stalled chan struct{}
+	mu      sync.Mutex
+	got     []byte
+}
+
+func (w *stallingWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	first := w.got == nil
+	w.got = append(w.got, p...)
+	w.mu.Unlock()
+	if first {
+		close(w.stalled)
+		rc, err := w.pr.SyscallConn()
+		if err != nil {
+			return 0, err
+		}
+		// RawConn.Read fails at once when the deadline has passed or the
+		// file is closed; until then it calls f, which asks for no read.
+		for rc.Read(func(uintptr) bool { return true }) == nil {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return len(p), nil
+}
+
+func (w *stallingWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.got)
+}
+
+// TestDrainKeepsWhatTheCopyLeft: output the copy had not read when the
+// grace ran out is read by drain itself, not lost.
+func TestDrainKeepsWhatTheCopyLeft(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close()
+	out := &stallingWriter{pr: pr, stalled: make(chan struct{})}
+	drained := make(chan struct{})
+	go func() {
+		io.Copy(out, pr)
+		close(drained)
+	}()
+	if _, err := pw.WriteString("first\n"); err != nil {
+		t.Fatal(err)
+	}
+	<-out.stalled
+	if _, err := pw.WriteString("second\n"); err != nil {
+		t.Fatal(err)
+	}
+	drain(pr, out, drained, time.Millisecond)
+	if got := out.String(); got != "first\nsecond\n" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+// TestReadAvailableBound: the final read takes at most 128 KiB (an
+// escaped process may write without end), all of it when there is less.
+func TestReadAvailableBound(t *testing.T) {
+	for _, tc := range []struct{ inPipe, want int }{
+		{100 << 10, 100 << 10},
+		{128 << 10, 128 << 10},
+		{160 << 10, 128 << 10},
+	} {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Room for 256 KiB, so the writes below do not block.
+		if _, _, e := syscall.Syscall(syscall.SYS_FCNTL, pw.Fd(), syscall.F_SETPIPE_SZ, 256<<10); e != 0 {
+			t.Fatalf("F_SETPIPE_SZ: %v", e)
+		}
+		if _, err := pw.Write(bytes.Repeat([]byte("x"), tc.inPipe)); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		readAvailable(pr, &out)
+		if out.Len() != tc.want {
+			t.Errorf("%d bytes in the pipe: read %d, want %d", tc.inPipe, out.Len(), tc.want)
+		}
+		pr.Close()
+		pw.Close()
+	}
+}
+
+// TestReadAvailableAtEnd: a pipe whose writer has gone ends the final
+// read once it is empty.
+func TestReadAvailableAtEnd(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	if _, err := pw.WriteString("last words"); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	var out bytes.Buffer
+	readAvailable(pr, &out)
+	if out.String() != "last words" {
 		t.Fatalf("got %q", out.String())
 	}
 }

@@ -113,10 +113,18 @@ func TestUnifiedDiff(t *testing.T) {
 	}
 }
 
+// A file of up to 20,000 lines (before or after) is diffed; past that the
+// preview says so instead.
 func TestUnifiedDiffTooLarge(t *testing.T) {
-	big := numbered(maxDiffLines + 1)
-	if got := unifiedDiff("a/f", "b/f", big, "x\n"); got != fmt.Sprintf("file too large to diff: %d lines", maxDiffLines+1) {
+	if got := unifiedDiff("a/f", "b/f", numbered(20001), "x\n"); got != "file too large to diff: 20001 lines" {
 		t.Fatalf("got %.200q", got)
+	}
+	if got := unifiedDiff("a/f", "b/f", "x\n", numbered(20001)); got != "file too large to diff: 20001 lines" {
+		t.Fatalf("got %.200q", got)
+	}
+	got := unifiedDiff("a/f", "b/f", numbered(20000), strings.Replace(numbered(20000), "line 20000\n", "last\n", 1))
+	if want := "--- a/f\n+++ b/f\n@@ -19997,4 +19997,4 @@\n line 19997\n line 19998\n line 19999\n-line 20000\n+last\n"; got != want {
+		t.Fatalf("got %.200q\nwant %q", got, want)
 	}
 }
 

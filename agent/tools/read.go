@@ -155,7 +155,9 @@ func readRange(ctx context.Context, br *bufio.Reader, start, end, maxBytes int) 
 			res.text = append(res.text, line...)
 			res.last = n
 		case res.last < start:
-			res.text = append(res.text, cutUTF8(line, room)...)
+			// The line reader kept only maxBytes of the line, which may
+			// end inside a rune: drop the piece rather than show U+FFFD.
+			res.text = append(res.text, dropPartialRune(cutUTF8(line, room))...)
 			res.last, res.truncated, res.partial = n, true, true
 		default:
 			res.truncated = true

@@ -73,13 +73,20 @@ func TestDiffFallsBackPastMaxEdits(t *testing.T) {
 	if kinds, ok := myers(a, b, 8); !ok || len(kinds) != 8 {
 		t.Fatalf("myers = %q, %v", kinds, ok)
 	}
-	// Past the bound the diff is still correct, just not minimal.
-	var x, y []string
-	for i := range maxDiffEdits + 10 {
-		x = append(x, fmt.Sprintf("x%d\n", i))
-		y = append(y, fmt.Sprintf("y%d\n", i))
+	// The search goes up to 1,000 insertions and deletions. "c" then n
+	// lines becoming n other lines then "c" needs 2n: minimal up to
+	// n = 500; past it every line is removed and added, "c" too (2n+2).
+	for _, tc := range []struct{ n, changes int }{{500, 1000}, {501, 1004}} {
+		x, y := []string{"c\n"}, []string(nil)
+		for i := range tc.n {
+			x = append(x, fmt.Sprintf("x%d\n", i))
+			y = append(y, fmt.Sprintf("y%d\n", i))
+		}
+		y = append(y, "c\n")
+		if got := checkOps(t, x, y, diffLines(x, y)); got != tc.changes {
+			t.Errorf("n = %d: %d changed lines, want %d", tc.n, got, tc.changes)
+		}
 	}
-	checkOps(t, x, y, diffLines(x, y))
 }
 
 func TestUnifiedDiff(t *testing.T) {

@@ -394,3 +394,42 @@ func TestWalkCancelled(t *testing.T) {
 		t.Errorf("a small walk: %q, %v", got, err)
 	}
 }
+
+// search_text and list_files never read through a symlink that leads out
+// of the workspace, whether it is met in the walk or named as the path.
+func TestWalksStayInside(t *testing.T) {
+	r, root := newTestRegistry(t, Options{}, map[string]string{"in.txt": "needle\n"})
+	outside := t.TempDir()
+	writeTree(t, outside, map[string]string{"secret.txt": "needle\n", "dir/deeper.txt": "needle\n"})
+	for name, target := range map[string]string{
+		"file-link": filepath.Join(outside, "secret.txt"),
+		"dir-link":  filepath.Join(outside, "dir"),
+	} {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := call(t, r, "search_text", map[string]any{"pattern": "needle"})
+	checkErr(t, err, "")
+	if got != "in.txt:1: needle\n" {
+		t.Fatalf("search_text: %q", got)
+	}
+	got, err = call(t, r, "list_files", map[string]any{"pattern": "**/*.txt"})
+	checkErr(t, err, "")
+	if got != "in.txt\n" {
+		t.Fatalf("list_files: %q", got)
+	}
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"search_text", map[string]any{"pattern": "needle", "path": "dir-link"}},
+		{"search_text", map[string]any{"pattern": "needle", "path": "file-link"}},
+		{"list_files", map[string]any{"path": "dir-link"}},
+	} {
+		_, err := call(t, r, tc.tool, tc.args)
+		if !errors.Is(err, ErrOutsideWorkspace) {
+			t.Errorf("%s %v: %v", tc.tool, tc.args, err)
+		}
+	}
+}

@@ -81,11 +81,13 @@ func TestReadFile(t *testing.T) {
 	}
 }
 
+// The default cap is 64 KiB, 65,536 bytes: of "line 1\n" to "line 20000\n",
+// lines 1-6664 take 65,533 bytes and line 6665 would pass it.
 func TestReadFileDefaultCap(t *testing.T) {
 	r, _ := newTestRegistry(t, Options{}, map[string]string{"big.txt": numbered(20000)})
 	got, err := call(t, r, "read_file", map[string]any{"path": "big.txt"})
 	checkErr(t, err, "")
-	if len(got) > DefaultMaxReadBytes+200 || !strings.HasSuffix(got, " of 20000 (64 KiB cap); ask for a line range]") {
+	if want := numbered(6664) + "[truncated: showed lines 1-6664 of 20000 (64 KiB cap); ask for a line range]"; got != want {
 		t.Fatalf("%d bytes ending %q", len(got), got[max(0, len(got)-120):])
 	}
 }

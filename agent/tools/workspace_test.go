@@ -2,6 +2,7 @@ package tools
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,4 +191,33 @@ func FuzzResolve(f *testing.F) {
 			t.Fatalf("Resolve(%q) = %s, outside %s", p, got, root)
 		}
 	})
+}
+
+// A chain of dangling symlinks is followed 40 links deep, as the kernel
+// does (ELOOP); one more and the path is refused.
+func TestResolveDanglingChainBound(t *testing.T) {
+	for _, tc := range []struct {
+		links int
+		err   string
+	}{{40, ""}, {41, "too many levels of symbolic links"}} {
+		root := t.TempDir()
+		for i := 1; i <= tc.links; i++ {
+			target := fmt.Sprintf("link%d", i+1)
+			if i == tc.links {
+				target = "new.txt"
+			}
+			if err := os.Symlink(target, filepath.Join(root, fmt.Sprintf("link%d", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ws, err := NewWorkspace(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ws.Resolve("link1")
+		checkErr(t, err, tc.err)
+		if want := filepath.Join(ws.Root(), "new.txt"); err == nil && got != want {
+			t.Fatalf("%d links: %s, want %s", tc.links, got, want)
+		}
+	}
 }

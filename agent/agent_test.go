@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,10 @@ type rig struct {
 	obs        *recorder
 	approve    *approver
 	opts       agent.Options
+	// doer, when set, is the model client's HTTP client.
+	doer interface {
+		Do(*http.Request) (*http.Response, error)
+	}
 }
 
 func newRig(t testing.TB, opts agent.Options) *rig {
@@ -73,7 +78,7 @@ func (r *rig) agent() *agent.Agent {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	model := llm.New(llm.Config{BaseURL: r.srv.URL(), APIKey: "sk-test", Model: "gpt-test",
+	model := llm.New(llm.Config{BaseURL: r.srv.URL(), APIKey: "sk-test", Model: "gpt-test", HTTPClient: r.doer,
 		Sleep: func(context.Context, time.Duration) error { return nil }})
 	return agent.New(storage.NewCursor(r.store, head), model, tools.New(ws, tools.Options{}), r.approve, r.obs, r.opts)
 }
@@ -87,12 +92,13 @@ func (r *rig) file(name string) string {
 }
 
 type recorder struct {
-	mu      sync.Mutex
-	states  []state.State
-	deltas  strings.Builder
-	notices []string
-	onDelta func()
-	onState func(state.State)
+	mu       sync.Mutex
+	states   []state.State
+	deltas   strings.Builder
+	notices  []string
+	onDelta  func()
+	onState  func(state.State)
+	onNotice func()
 }
 
 func (o *recorder) State(s state.State) {
@@ -117,19 +123,31 @@ func (o *recorder) Retry(llm.Retry) {}
 func (o *recorder) Notice(text string) {
 	o.mu.Lock()
 	o.notices = append(o.notices, text)
+	f := o.onNotice
 	o.mu.Unlock()
+	if f != nil {
+		f()
+	}
 }
 
 type approver struct {
 	mu        sync.Mutex
 	decisions []agent.Decision // taken in order; none left: deny
 	asked     []string
+	// block, when set, is called instead of deciding, as a person who
+	// quits at the question: the ctx it cancels is the answer.
+	block func()
 }
 
-func (a *approver) Approve(_ context.Context, req agent.ApprovalRequest) (agent.Decision, error) {
+func (a *approver) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Decision, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked = append(a.asked, req.Call.Name)
+	if a.block != nil {
+		a.block()
+		<-ctx.Done()
+		return agent.Decision{}, ctx.Err()
+	}
 	if len(a.decisions) == 0 {
 		return agent.Decision{Reason: "no"}, nil
 	}

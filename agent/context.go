@@ -67,13 +67,21 @@ func (a *Agent) stream(ctx context.Context, instructions string, specs []llm.Too
 	})
 }
 
-// tokensFor estimates the size of the next request.
+// tokensFor estimates the size of the next request as tokens counts a
+// request: its system message (the session's prompt, the summary, the
+// working memory and the instructions), the history after the summary,
+// and the reply's primer. The history's own system message is sent only
+// inside the system text, so it is counted there and nowhere else.
 func (a *Agent) tokensFor(instructions string) int {
 	s := a.cp.State()
 	for len(a.counts) < len(s.History) {
-		a.counts = append(a.counts, a.count.Message(s.History[len(a.counts)]))
+		m, n := s.History[len(a.counts)], 0
+		if m.Role != state.RoleSystem {
+			n = a.count.Message(m)
+		}
+		a.counts = append(a.counts, n)
 	}
-	n := a.count.Text(systemText(s, instructions))
+	n := a.count.Messages([]state.Message{{Role: state.RoleSystem, Content: systemText(s, instructions)}})
 	for _, c := range a.counts[s.SummaryThrough:] {
 		n += c
 	}
@@ -96,8 +104,16 @@ func (a *Agent) summarize(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	cut := starts[len(starts)-keptTurns]
-	a.obs.Notice(fmt.Sprintf("summarising %d older messages to fit the context window", cut-s.SummaryThrough))
-	msgs := []state.Message{{Role: state.RoleUser, Content: transcript(s.Summary, s.History[s.SummaryThrough:cut], a.window)}}
+	// The session's system prompt is sent with every request, never
+	// folded into the summary.
+	var older []state.Message
+	for _, m := range s.History[s.SummaryThrough:cut] {
+		if m.Role != state.RoleSystem {
+			older = append(older, m)
+		}
+	}
+	a.obs.Notice(fmt.Sprintf("summarising %d older messages to fit the context window", len(older)))
+	msgs := []state.Message{{Role: state.RoleUser, Content: transcript(s.Summary, older, a.window)}}
 	turn, err := a.model.Stream(ctx, llm.Request{Messages: llm.Messages(summarizerPrompt, msgs)}, llm.Observer{Retry: a.obs.Retry})
 	if err != nil {
 		return false, fmt.Errorf("summarising older turns: %w", err)
@@ -106,8 +122,9 @@ func (a *Agent) summarize(ctx context.Context) (bool, error) {
 	return err == nil, err
 }
 
-// transcript renders turns for the summariser, each message capped so the
-// request itself fits: about half the window in characters/4.
+// transcript renders turns for the summariser (ms holds no system
+// message), each message capped so the request itself fits: about half
+// the window in characters/4.
 func transcript(previous string, ms []state.Message, window int) string {
 	var b strings.Builder
 	if previous != "" {
@@ -117,9 +134,6 @@ func transcript(previous string, ms []state.Message, window int) string {
 	limit := max(window*2, 4000) // characters, about half the window in tokens
 	per := max(limit/max(len(ms), 1), 200)
 	for _, m := range ms {
-		if m.Role == state.RoleSystem {
-			continue
-		}
 		who := m.Role
 		if m.Role == state.RoleTool {
 			who = "tool " + m.Name + " result"

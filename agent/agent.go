@@ -175,7 +175,7 @@ func (a *Agent) loop(ctx context.Context) (state.State, error) {
 // ends it as it is: there is nowhere to record anything.
 func (a *Agent) stop(ctx context.Context, err error) (state.State, error) {
 	var ce *commitError
-	if errors.As(err, &ce) {
+	if errors.As(err, &ce) && !ce.cancelled {
 		return a.cp.State(), ce.err
 	}
 	// The task's context may be cancelled; the record of why it stopped
@@ -204,8 +204,14 @@ func (a *Agent) stop(ctx context.Context, err error) (state.State, error) {
 }
 
 // commitError marks a failure to keep a checkpoint: the task stops without
-// trying to record anything else.
-type commitError struct{ err error }
+// trying to record anything else, unless the checkpoint was refused
+// because the task was cancelled meanwhile: then the interrupted event is
+// kept, with what the model had said in the event that was not.
+type commitError struct {
+	err       error
+	cancelled bool
+	partial   string
+}
 
 func (e *commitError) Error() string { return e.err.Error() }
 func (e *commitError) Unwrap() error { return e.err }
@@ -217,7 +223,13 @@ func (a *Agent) commit(ctx context.Context, ev state.Event) (state.State, error)
 	}
 	s, err := a.cp.Commit(ctx, ev)
 	if err != nil {
-		return s, &commitError{err: fmt.Errorf("keep %s checkpoint: %w", ev.Kind, err)}
+		ce := &commitError{err: fmt.Errorf("keep %s checkpoint: %w", ev.Kind, err), cancelled: ctx.Err() != nil}
+		for _, m := range ev.Messages {
+			if m.Role == state.RoleAssistant {
+				ce.partial = m.Content
+			}
+		}
+		return s, ce
 	}
 	a.obs.State(s)
 	return s, nil
@@ -228,11 +240,16 @@ func isCanceled(err error) bool {
 	return errors.Is(err, context.Canceled) || (errors.As(err, &le) && le.Kind == llm.KindCanceled)
 }
 
-// partialOf is the text that streamed before a model call failed.
+// partialOf is the text that streamed before a model call failed, or that
+// a checkpoint refused on cancellation would have kept.
 func partialOf(err error) string {
 	var le *llm.Error
 	if errors.As(err, &le) {
 		return le.Partial.Content
+	}
+	var ce *commitError
+	if errors.As(err, &ce) {
+		return ce.partial
 	}
 	return ""
 }

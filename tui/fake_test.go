@@ -28,6 +28,16 @@ type fakeDriver struct {
 	sessions  []SessionInfo
 	tree      Tree
 	reports   chan tea.Msg
+
+	resumed    int
+	created    int
+	deleted    []string
+	compacted  int
+	compactErr error       // what Compact returns
+	exported   [][2]string // format, path
+	// paths are the versions of other branches, by tip: History of a
+	// version in none of them is the head's path cut there.
+	paths map[int][]Version
 }
 
 // newFake builds a session from events; its head is the last.
@@ -64,14 +74,32 @@ func (f *fakeDriver) Current() (SessionInfo, state.State) {
 	defer f.mu.Unlock()
 	return f.info, f.head
 }
-func (f *fakeDriver) Resume() error                              { return nil }
-func (f *fakeDriver) Cancel()                                    { f.mu.Lock(); f.cancelled++; f.mu.Unlock() }
-func (f *fakeDriver) SetModel(string) error                      { return nil }
-func (f *fakeDriver) Export(format, path string) (string, error) { return "/tmp/x." + format, nil }
-func (f *fakeDriver) Compact() error                             { return nil }
-func (f *fakeDriver) New() error                                 { return nil }
-func (f *fakeDriver) Delete(string) error                        { return nil }
-func (f *fakeDriver) Sessions() ([]SessionInfo, error)           { return f.sessions, nil }
+func (f *fakeDriver) Resume() error                    { f.mu.Lock(); f.resumed++; f.mu.Unlock(); return nil }
+func (f *fakeDriver) Cancel()                          { f.mu.Lock(); f.cancelled++; f.mu.Unlock() }
+func (f *fakeDriver) SetModel(string) error            { return nil }
+func (f *fakeDriver) New() error                       { f.mu.Lock(); f.created++; f.mu.Unlock(); return nil }
+func (f *fakeDriver) Sessions() ([]SessionInfo, error) { return f.sessions, nil }
+
+func (f *fakeDriver) Export(format, path string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.exported = append(f.exported, [2]string{format, path})
+	return "/tmp/x." + format, nil
+}
+
+func (f *fakeDriver) Compact() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.compacted++
+	return f.compactErr
+}
+
+func (f *fakeDriver) Delete(id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.deleted = append(f.deleted, id)
+	return nil
+}
 
 func (f *fakeDriver) Submit(text string) error {
 	f.mu.Lock()
@@ -83,16 +111,33 @@ func (f *fakeDriver) Submit(text string) error {
 func (f *fakeDriver) Decide(d Decision) { f.mu.Lock(); f.decided = append(f.decided, d); f.mu.Unlock() }
 
 func (f *fakeDriver) History(version int) (Tree, []Version, error) {
+	if p, ok := f.paths[version]; ok {
+		return f.tree, p, nil
+	}
 	if version > len(f.versions) {
 		return Tree{}, nil, errors.New("no such version")
 	}
 	return f.tree, f.versions[:version], nil
 }
 
+// Restore moves the head to version v of the head's path, as a store
+// would: Current then shows that version.
 func (f *fakeDriver) Restore(v int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.restored = append(f.restored, v)
+	if v > len(f.versions) {
+		return nil
+	}
+	b := state.NewBuilder(state.New(f.info.ID))
+	for _, ver := range f.versions[:v] {
+		if err := b.Apply(ver.Event); err != nil {
+			return err
+		}
+		b.SetVersion(ver.Version, ver.Parent)
+	}
+	f.head = b.State()
+	f.info.Head, f.info.Phase = f.head.Version, f.head.Phase
 	return nil
 }
 

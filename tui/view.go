@@ -139,9 +139,13 @@ func (m *Model) statusLine() string {
 		title = s.Title.Render(clip(inert(m.session.Title), 24))
 	}
 	right := m.keyHint()
-	if m.errText != "" {
+	switch {
+	case m.confirm != nil:
+		// The question (keyHint draws it) goes before any notice or error:
+		// the next key answers it, so it must be seen.
+	case m.errText != "":
 		right = s.Error.Render(clip(inert(m.errText), max(m.width/2, 10)))
-	} else if m.notice != "" {
+	case m.notice != "":
 		right = s.KeyDesc.Render(clip(inert(m.notice), max(m.width/2, 10)))
 	}
 	for _, drop := range []int{0, 1, 2} {

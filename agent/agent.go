@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"retrace/agent/llm"
@@ -97,6 +98,12 @@ var ErrInterrupted = errors.New("interrupted")
 // ErrBusy is returned by Send while a task is under way.
 var ErrBusy = errors.New("a task is under way")
 
+// ErrEmptyMessage is returned by Send for a message that is empty or only
+// white space: there is nothing to work on, and strict servers refuse a
+// user message without content, so every later request of the session
+// would fail too.
+var ErrEmptyMessage = errors.New("the message is empty")
+
 // New returns an agent for the session cp holds.
 func New(cp Checkpointer, model Model, tb Toolbox, approve Approver, obs Observer, opts Options) *Agent {
 	if opts.MaxIterations <= 0 {
@@ -122,6 +129,9 @@ func (a *Agent) Send(ctx context.Context, text string) (state.State, error) {
 	s := a.cp.State()
 	if s.Phase.Active() {
 		return s, fmt.Errorf("%w (phase %s): resume it or cancel it first", ErrBusy, s.Phase)
+	}
+	if strings.TrimSpace(text) == "" {
+		return s, ErrEmptyMessage
 	}
 	msgs := []state.Message{{Role: state.RoleUser, Content: text}}
 	if len(s.History) == 0 {

@@ -168,7 +168,7 @@ var ErrNothingToSummarise = errors.New("nothing to summarise yet: the last six t
 // tasks.
 func (a *Agent) Compact(ctx context.Context) error {
 	s := a.cp.State()
-	if s.Phase.Active() || s.Phase == state.AwaitingApproval {
+	if s.Phase.Active() { // awaiting approval included
 		return fmt.Errorf("%w (phase %s)", ErrBusy, s.Phase)
 	}
 	done, err := a.summarize(ctx)

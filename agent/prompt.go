@@ -47,22 +47,20 @@ func systemText(s state.State, instructions string) string {
 	if s.Summary != "" {
 		fmt.Fprintf(&b, "\n\nSummary of the earlier part of this session (those turns are no longer shown):\n%s", s.Summary)
 	}
-	if m := s.Memory; m.CurrentGoal != "" || len(m.Plan) > 0 || len(m.Notes) > 0 {
-		b.WriteString("\n\nWorking memory:")
-		if m.CurrentGoal != "" {
-			fmt.Fprintf(&b, "\nGoal: %s", m.CurrentGoal)
-		}
-		for i, st := range m.Plan {
-			fmt.Fprintf(&b, "\nStep %d [%s]: %s", i+1, st.Status, st.Text)
-		}
-		keys := make([]string, 0, len(m.Notes))
-		for k := range m.Notes {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			fmt.Fprintf(&b, "\nNote %s: %s", k, m.Notes[k])
-		}
+	// There is always a goal: the person's message (Send refuses an empty
+	// one), or what set_plan made of it.
+	m := s.Memory
+	fmt.Fprintf(&b, "\n\nWorking memory:\nGoal: %s", m.CurrentGoal)
+	for i, st := range m.Plan {
+		fmt.Fprintf(&b, "\nStep %d [%s]: %s", i+1, st.Status, st.Text)
+	}
+	keys := make([]string, 0, len(m.Notes))
+	for k := range m.Notes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "\nNote %s: %s", k, m.Notes[k])
 	}
 	b.WriteString("\n\n")
 	b.WriteString(instructions)

@@ -66,3 +66,45 @@ func dangerous(r rune) bool {
 	bidi := r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
 	return c1 || bidi
 }
+
+// InertJSON escapes, in JSON text, what a terminal would act on and a JSON
+// encoder leaves raw: DEL, C1 controls and the bidirectional controls
+// become \uXXXX escapes, and bytes that are not UTF-8 \ufffd. Outside
+// strings JSON text is ASCII, so only strings change, and they decode to
+// what they held before: the data stays exact, the terminal sees none of
+// it. (Encoders escape C0 controls in strings themselves.)
+func InertJSON(b []byte) []byte {
+	if isInertJSON(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			out = append(out, `\ufffd`...)
+		case r == 0x7f || dangerous(r):
+			out = fmt.Appendf(out, `\u%04x`, r)
+		default:
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return out
+}
+
+// isInertJSON is the fast path: most JSON has nothing to escape.
+func isInertJSON(b []byte) bool {
+	for i := 0; i < len(b); {
+		if b[i] < 0x7f {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if (r == utf8.RuneError && size == 1) || r == 0x7f || dangerous(r) {
+			return false
+		}
+		i += size
+	}
+	return true
+}

@@ -1,6 +1,7 @@
 package transcript_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -82,5 +83,37 @@ func TestInertMatrixMarkdown(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// InertJSON escapes what encoding/json leaves raw, and nothing else: the
+// JSON stays valid and decodes to the very same text.
+func TestInertJSON(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":"plain, résumé ✓ 数据 🙂","b":[1,2]}`:   `{"a":"plain, résumé ✓ 数据 🙂","b":[1,2]}`,
+		"{\"a\":\"del\x7f\"}":                      `{"a":"del\u007f"}`,
+		"{\"a\":\"csi\u009b2J nel\u0085\"}":        `{"a":"csi\u009b2J nel\u0085"}`,
+		"{\"a\":\"\u202eevil\u2066\u200f\u061c\"}": `{"a":"\u202eevil\u2066\u200f\u061c"}`,
+		"{\"a\":\"raw\x9b\"}":                      `{"a":"raw\ufffd"}`,
+		"{\n  \"a\": \"\\u001b]0;t\\u0007\"\n}":    "{\n  \"a\": \"\\u001b]0;t\\u0007\"\n}",
+	} {
+		if got := string(transcript.InertJSON([]byte(in))); got != want {
+			t.Errorf("InertJSON(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for _, c := range inerttest.Classes {
+		text := strings.ToValidUTF8(c.Text, "\uFFFD")
+		b, err := json.Marshal(map[string]string{text: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := transcript.InertJSON(b)
+		if p := inerttest.Problems(string(got), ""); len(p) != 0 {
+			t.Errorf("%s: InertJSON left %v in %q", c.Name, p, got)
+		}
+		var back map[string]string
+		if err := json.Unmarshal(got, &back); err != nil || back[text] != text {
+			t.Errorf("%s: %q does not decode to the text: %q, %v", c.Name, got, back, err)
+		}
 	}
 }

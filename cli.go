@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"retrace/state/transcript"
 	"retrace/storage"
 	"retrace/storage/boltstore"
 )
@@ -109,7 +110,8 @@ func (cmd command) execute(ctx context.Context, args []string, c *cli) int {
 			fmt.Fprintf(stderr, "retrace: %s\n", ec.msg)
 			return ec.code
 		}
-		fmt.Fprintf(stderr, "retrace: %s\n", oneLine(explain(err)))
+		// An error may quote a server or a model: shown, never obeyed.
+		fmt.Fprintf(stderr, "retrace: %s\n", oneLine(transcript.Inert(explain(err))))
 		return exitError
 	}
 	return exitOK

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"retrace/agent/session"
+	"retrace/state/transcript"
 	"retrace/storage"
 )
 
@@ -111,13 +112,22 @@ func exportCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		if err != nil {
 			return err
 		}
+		if *format == "json" {
+			data = transcript.InertJSON(data)
+		}
 		_, err = c.stdout.Write(data)
 		return err
 	}
 }
 
+// writeJSON prints v as JSON. encoding/json leaves DEL, C1 and bidi
+// controls raw in strings; they are escaped, so JSON on a terminal is
+// as inert as text.
 func writeJSON(c *cli, v any) error {
-	enc := json.NewEncoder(c.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = c.stdout.Write(append(transcript.InertJSON(b), '\n'))
+	return err
 }

@@ -58,17 +58,18 @@ func (p *progress) toolChanges(prev, s state.State) {
 	}
 	for _, c := range s.Memory.ToolCalls {
 		old, seen := before[c.ID]
+		name := oneLine(transcript.Inert(c.Name)) // the model names the tool
 		switch {
 		case c.Approval == state.AwaitingDecision && old.Approval != state.AwaitingDecision:
-			p.line("  ? %s %s needs approval", c.Name, oneLineClip(c.Arguments, 100))
+			p.line("  ? %s %s needs approval", name, oneLineClip(c.Arguments, 100))
 		case !c.StartedAt.IsZero() && old.StartedAt.IsZero():
-			p.line("  → %s %s", c.Name, oneLineClip(c.Arguments, 100))
+			p.line("  → %s %s", name, oneLineClip(c.Arguments, 100))
 		}
 		if c.Finished() && (!seen || !old.Finished()) {
 			if c.Error != "" {
-				p.line("  ✗ %s: %s", c.Name, oneLineClip(c.Error, 160))
+				p.line("  ✗ %s: %s", name, oneLineClip(c.Error, 160))
 			} else {
-				p.line("  ✓ %s (%d ms)", c.Name, c.DurationMS)
+				p.line("  ✓ %s (%d ms)", name, c.DurationMS)
 			}
 		}
 	}

@@ -80,12 +80,11 @@ func InertJSON(b []byte) []byte {
 	out := make([]byte, 0, len(b)+16)
 	for i := 0; i < len(b); {
 		r, size := utf8.DecodeRune(b[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
+		if r == utf8.RuneError && size == 1 {
 			out = append(out, `\ufffd`...)
-		case r == 0x7f || dangerous(r):
+		} else if r == 0x7f || dangerous(r) {
 			out = fmt.Appendf(out, `\u%04x`, r)
-		default:
+		} else {
 			out = append(out, b[i:i+size]...)
 		}
 		i += size

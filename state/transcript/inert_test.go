@@ -35,3 +35,20 @@ func TestInertEdges(t *testing.T) {
 		}
 	}
 }
+
+// InertJSON at the edges of what it escapes: DEL but not the ASCII before
+// it, C1 and bidi controls at the ends of their ranges, a byte that is not
+// UTF-8 but not the replacement character itself, and short inputs.
+func TestInertJSONEdges(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"\x7f", `\u007f`}, {"~", "~"}, {`"~\u007f"`, `"~\u007f"`},
+		{"\u0080", `\u0080`}, {"\u009f", `\u009f`}, {"\u00a0", "\u00a0"},
+		{"\u202a\u202e\u2066\u2069", `\u202a\u202e\u2066\u2069`}, {"\u2029\u202f\u2065\u206a", "\u2029\u202f\u2065\u206a"},
+		{"\xff", `\ufffd`}, {"\x9b", `\ufffd`}, {"\uFFFD", "\uFFFD"}, {"\uFFFD\x7f", "\uFFFD" + `\u007f`},
+		{"é\x7f数据", "é" + `\u007f` + "数据"}, {`{"a":"ok"}`, `{"a":"ok"}`},
+	} {
+		if got := string(transcript.InertJSON([]byte(c.in))); got != c.want {
+			t.Errorf("InertJSON(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -37,6 +37,9 @@ type rig struct {
 	doer interface {
 		Do(*http.Request) (*http.Response, error)
 	}
+	// sleep, when set, is the model client's wait between retries; by
+	// default it does not wait.
+	sleep func(context.Context, time.Duration) error
 }
 
 func newRig(t testing.TB, opts agent.Options) *rig {
@@ -78,8 +81,11 @@ func (r *rig) agent() *agent.Agent {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	model := llm.New(llm.Config{BaseURL: r.srv.URL(), APIKey: "sk-test", Model: "gpt-test", HTTPClient: r.doer,
-		Sleep: func(context.Context, time.Duration) error { return nil }})
+	sleep := r.sleep
+	if sleep == nil {
+		sleep = func(context.Context, time.Duration) error { return nil }
+	}
+	model := llm.New(llm.Config{BaseURL: r.srv.URL(), APIKey: "sk-test", Model: "gpt-test", HTTPClient: r.doer, Sleep: sleep})
 	return agent.New(storage.NewCursor(r.store, head), model, tools.New(ws, tools.Options{}), r.approve, r.obs, r.opts)
 }
 
@@ -137,6 +143,8 @@ type approver struct {
 	// block, when set, is called instead of deciding, as a person who
 	// quits at the question: the ctx it cancels is the answer.
 	block func()
+	// err, when set, is returned instead of a decision.
+	err error
 }
 
 func (a *approver) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Decision, error) {
@@ -147,6 +155,9 @@ func (a *approver) Approve(ctx context.Context, req agent.ApprovalRequest) (agen
 		a.block()
 		<-ctx.Done()
 		return agent.Decision{}, ctx.Err()
+	}
+	if a.err != nil {
+		return agent.Decision{}, a.err
 	}
 	if len(a.decisions) == 0 {
 		return agent.Decision{Reason: "no"}, nil
@@ -207,8 +218,22 @@ func TestPlanToolAnswer(t *testing.T) {
 	if err != nil || head.Version != s.Version || head.FinalAnswer != s.FinalAnswer {
 		t.Fatalf("store head v%d, agent v%d: %v", head.Version, s.Version, err)
 	}
-	if len(r.obs.states) != s.Version {
-		t.Fatalf("observer saw %d states for %d checkpoints", len(r.obs.states), s.Version)
+	// Nine checkpoints, each shown to the observer in order: the message,
+	// the plan, set_plan's result, the step started, the read_file call,
+	// its start, its result, the step done, the answer.
+	want := []state.EventKind{state.UserMessage, state.PlanSet, state.ToolFinished, state.StepStatus,
+		state.AssistantMessage, state.ToolStarted, state.ToolFinished, state.StepCompleted, state.Answered}
+	tree, err := r.store.Tree(context.Background(), r.session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Version != len(want) || len(r.obs.states) != len(want) || len(tree.Nodes) != len(want) {
+		t.Fatalf("v%d, %d states observed, %d versions stored; want %d", s.Version, len(r.obs.states), len(tree.Nodes), len(want))
+	}
+	for i, n := range tree.Nodes {
+		if n.Version != i+1 || n.Event != want[i] || r.obs.states[i].Version != i+1 {
+			t.Fatalf("version %d: %s, observed v%d; want v%d %s", n.Version, n.Event, r.obs.states[i].Version, i+1, want[i])
+		}
 	}
 }
 
@@ -344,6 +369,7 @@ func TestModelMistakesBecomeToolResults(t *testing.T) {
 			{ID: "call_2", Name: "read_file", Args: `{'path': 'x'}`},
 			{ID: "call_3", Name: "read_file", Args: `{"path":"missing.go"}`},
 			{ID: "call_4", Name: "note", Args: `{"key":"lang","value":"go"}`},
+			{ID: "call_5", Name: "note", Args: `{"key":" ","value":"x"}`},
 		}),
 		llmserver.TextReply("none of that worked"),
 		llmserver.TextReply("I could not read anything."),
@@ -356,10 +382,10 @@ func TestModelMistakesBecomeToolResults(t *testing.T) {
 	for _, c := range s.Memory.ToolCalls {
 		errs[c.ID] = c.Error
 	}
-	if !strings.Contains(errs["call_1"], "unknown tool") || !strings.Contains(errs["call_2"], "not valid JSON") || errs["call_3"] == "" || errs["call_4"] != "" {
+	if !strings.Contains(errs["call_1"], "unknown tool") || !strings.Contains(errs["call_2"], "not valid JSON") || errs["call_3"] == "" || errs["call_4"] != "" || !strings.HasPrefix(errs["call_5"], "invalid note: ") {
 		t.Fatalf("errors %v", errs)
 	}
-	if s.Memory.Notes["lang"] != "go" {
+	if s.Memory.Notes["lang"] != "go" || len(s.Memory.Notes) != 1 {
 		t.Fatalf("notes %v", s.Memory.Notes)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"retrace/agent"
 	"retrace/agent/llmserver"
@@ -208,4 +209,60 @@ func TestExecutingWithEveryStepSettled(t *testing.T) {
 		t.Fatalf("phase %s answer %q after %d requests: %v", s.Phase, s.FinalAnswer, len(r.srv.Requests()), err)
 	}
 	mustContain(t, "the request", r.srv.Requests()[0].Messages[0].Content, "Every step of the plan is done.")
+}
+
+// What the approver says other than a decision: an error fails the task
+// (the call neither runs nor counts as denied); a cancellation, even with
+// the task's own context alive, interrupts it.
+func TestApproverErrors(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		err   error
+		phase state.Phase
+	}{
+		{"an error", errors.New("no terminal to ask"), state.Error},
+		{"a cancellation", context.Canceled, state.Idle},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, agent.Options{})
+			r.prepareGated()
+			r.approve.err = c.err
+			r.srv.Enqueue(plan("write"), gatedCall("write_file", 1))
+			s, err := r.agent().Send(context.Background(), "write")
+			if s.Phase != c.phase || len(r.srv.Requests()) != 2 || r.ran("write_file", 1) {
+				t.Fatalf("phase %s after %d requests, ran %v: %v", s.Phase, len(r.srv.Requests()), r.ran("write_file", 1), err)
+			}
+			call := callByID(t, s, gatedID("write_file", 1))
+			if call.Approval != state.AwaitingDecision || !call.Finished() {
+				t.Fatalf("the call %+v", call)
+			}
+			// Nothing had streamed: the history ends with the call's answer.
+			if last := s.History[len(s.History)-1]; last.Role != state.RoleTool {
+				t.Fatalf("last message %+v", last)
+			}
+			var te *agent.TaskError
+			switch c.phase {
+			case state.Error:
+				if !errors.As(err, &te) || te.Message != "no terminal to ask" || !strings.Contains(call.Error, "no terminal to ask") {
+					t.Fatalf("err %v, call error %q", err, call.Error)
+				}
+			default:
+				if !errors.Is(err, agent.ErrInterrupted) || !strings.Contains(call.Error, "interrupted") {
+					t.Fatalf("err %v, call error %q", err, call.Error)
+				}
+			}
+		})
+	}
+}
+
+// A retry the model client was told to stop waiting for (its Sleep
+// failed, the task's context still alive) interrupts the task.
+func TestStoppedRetryInterrupts(t *testing.T) {
+	r := newRig(t, agent.Options{})
+	r.sleep = func(context.Context, time.Duration) error { return errors.New("stop waiting") }
+	r.srv.Enqueue(llmserver.RateLimit("1"), llmserver.TextReply("never asked for"))
+	s, err := r.agent().Send(context.Background(), "hi")
+	if !errors.Is(err, agent.ErrInterrupted) || s.Phase != state.Idle || len(r.srv.Requests()) != 1 {
+		t.Fatalf("phase %s after %d requests: %v", s.Phase, len(r.srv.Requests()), err)
+	}
 }

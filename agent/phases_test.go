@@ -65,8 +65,9 @@ func TestWhatTheModelIsToldThroughATask(t *testing.T) {
 	}
 	sys := func(i int) string { return reqs[i].Messages[0].Content }
 
+	// The session's prompt, then at once the working memory: no summary yet.
 	mustContain(t, "the planning request", sys(0), "You work in the directory "+r.ws+";",
-		"\n\nWorking memory:\nGoal: tidy up\n  my   notes\n\nDecide how to handle the developer's latest message.")
+		"Be brief and concrete in what you write to the developer.\n\nWorking memory:\nGoal: tidy up\n  my   notes\n\nDecide how to handle the developer's latest message.")
 	if strings.Contains(sys(0), "Step 1") || strings.Contains(sys(0), "Note ") {
 		t.Errorf("the planning request shows a plan or notes:\n%s", sys(0))
 	}

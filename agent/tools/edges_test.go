@@ -433,3 +433,74 @@ func TestWalksStayInside(t *testing.T) {
 		}
 	}
 }
+
+// A file is binary when a NUL byte is in its first 8 KiB (8,192 bytes),
+// as git and grep judge it: read_file and search_text skip it, a write
+// over it is not diffed. A NUL further in is just a byte of text.
+func TestBinarySniffEdge(t *testing.T) {
+	at := func(i int) string { return strings.Repeat("a", i) + "\x00" + "\nneedle\n" }
+	r, _ := newTestRegistry(t, Options{}, map[string]string{"in.txt": at(8191), "past.txt": at(8192)})
+	got, err := call(t, r, "read_file", map[string]any{"path": "in.txt"})
+	checkErr(t, err, "")
+	if got != "binary file, 8200 bytes; not shown" {
+		t.Fatalf("NUL at 8191: %.80q", got)
+	}
+	got, err = call(t, r, "read_file", map[string]any{"path": "past.txt", "start_line": 2})
+	checkErr(t, err, "")
+	if got != "needle\n" {
+		t.Fatalf("NUL at 8192: %q", got)
+	}
+	got, err = call(t, r, "search_text", map[string]any{"pattern": "needle"})
+	checkErr(t, err, "")
+	if got != "past.txt:2: needle\n" {
+		t.Fatalf("search: %q", got)
+	}
+	for path, diff := range map[string]string{
+		"in.txt":   "binary file, 8200 bytes; replaced with text",
+		"past.txt": "--- a/past.txt\n+++ b/past.txt\n@@ -1,2 +1 @@\n-" + strings.Repeat("a", 8192) + "\x00\n-needle\n+new\n",
+	} {
+		p, err := r.Preview("write_file", args(t, map[string]any{"path": path, "content": "new\n"}))
+		checkErr(t, err, "")
+		if p.Diff != diff {
+			t.Errorf("%s: diff %.80q", path, p.Diff)
+		}
+	}
+}
+
+// A long file is read or searched with an eye on the context: every 4,096
+// lines, so a short one finishes and a long one stops.
+func TestLongFileCancelled(t *testing.T) {
+	r, _ := newTestRegistry(t, Options{}, map[string]string{"long.txt": numbered(5000), "short.txt": numbered(10)})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tool := range []string{"read_file", "search_text"} {
+		for path, stops := range map[string]bool{"long.txt": true, "short.txt": false} {
+			a := fmt.Sprintf(`{"path":%q}`, path)
+			if tool == "search_text" {
+				a = fmt.Sprintf(`{"path":%q,"pattern":"^line 1$"}`, path)
+			}
+			_, err := r.Run(ctx, tool, a)
+			if stops != errors.Is(err, context.Canceled) {
+				t.Errorf("%s %s: %v", tool, path, err)
+			}
+		}
+	}
+}
+
+// A workspace may be the file system's root: paths are still shown
+// relative to it.
+func TestWorkspaceAtRoot(t *testing.T) {
+	ws, err := NewWorkspace("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ws.Resolve("etc/passwd")
+	if err != nil || got != "/etc/passwd" || ws.rel(got) != "etc/passwd" {
+		t.Fatalf("Resolve = %q, %v; rel %q", got, err, ws.rel(got))
+	}
+	// The pattern keeps the walk to /etc.
+	out, err := New(ws, Options{}).Run(context.Background(), "list_files", `{"pattern":"etc/passwd"}`)
+	if err != nil || out != "etc/passwd\n" {
+		t.Fatalf("list_files = %q, %v", out, err)
+	}
+}

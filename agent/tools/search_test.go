@@ -91,6 +91,10 @@ func TestExcerpt(t *testing.T) {
 		{strings.Repeat("x", 300), 290, "…" + strings.Repeat("x", 60)},
 		{strings.Repeat("é", 150), 101, "…" + strings.Repeat("é", 100) + "…"},
 		{"bad \xff", 0, "bad \uFFFD"},
+		// Up to 200 bytes a line is shown whole, wherever the match is.
+		{strings.Repeat("x", 200), 100, strings.Repeat("x", 200)},
+		{strings.Repeat("x", 201), 100, "…" + strings.Repeat("x", 151)},
+		{strings.Repeat("x", 201), 0, strings.Repeat("x", 200) + "…"},
 	} {
 		if got := excerpt([]byte(tc.line), tc.at); got != tc.want {
 			t.Errorf("excerpt(%.20q…, %d) = %q, want %q", tc.line, tc.at, got, tc.want)

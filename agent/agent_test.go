@@ -107,7 +107,15 @@ type recorder struct {
 	onNotice func()
 }
 
+// maxVersions is more checkpoints than any test makes: a session past it
+// is an agent in a loop, which had better fail now than at the test
+// binary's timeout.
+const maxVersions = 1000
+
 func (o *recorder) State(s state.State) {
+	if s.Version > maxVersions {
+		panic(fmt.Sprintf("the agent is in a loop: %d checkpoints, the last %s", s.Version, s))
+	}
 	o.mu.Lock()
 	o.states = append(o.states, s)
 	f := o.onState

@@ -232,10 +232,11 @@ func TestIdleTimeoutBounds(t *testing.T) {
 		t.Fatalf("%v", e)
 	}
 
+	// 1.5 s of thinking, with a comment every 250 ms, against a 1 s limit.
 	h = newHarness(t, func(c *llm.Config) { c.IdleTimeout = time.Second; c.MaxTries = 1 })
 	var events []llmserver.Event
-	for range 4 {
-		events = append(events, llmserver.Comment("keep-alive"), llmserver.Pause(150*time.Millisecond))
+	for range 6 {
+		events = append(events, llmserver.Comment("keep-alive"), llmserver.Pause(250*time.Millisecond))
 	}
 	h.srv.Enqueue(llmserver.Stream(append(append([]llmserver.Event{c.Role()}, events...), c.Text("slow"), c.Finish("stop"), llmserver.Done())...))
 	if turn := h.ok(t, false); turn.Content != "slow" {

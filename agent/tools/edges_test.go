@@ -439,8 +439,13 @@ func TestWalksStayInside(t *testing.T) {
 // over it is not diffed. A NUL further in is just a byte of text.
 func TestBinarySniffEdge(t *testing.T) {
 	at := func(i int) string { return strings.Repeat("a", i) + "\x00" + "\nneedle\n" }
-	r, _ := newTestRegistry(t, Options{}, map[string]string{"in.txt": at(8191), "past.txt": at(8192)})
-	got, err := call(t, r, "read_file", map[string]any{"path": "in.txt"})
+	r, _ := newTestRegistry(t, Options{}, map[string]string{"in.txt": at(8191), "past.txt": at(8192), "first.bin": "\x00abc"})
+	got, err := call(t, r, "read_file", map[string]any{"path": "first.bin"})
+	checkErr(t, err, "")
+	if got != "binary file, 4 bytes; not shown" {
+		t.Fatalf("NUL at 0: %q", got)
+	}
+	got, err = call(t, r, "read_file", map[string]any{"path": "in.txt"})
 	checkErr(t, err, "")
 	if got != "binary file, 8200 bytes; not shown" {
 		t.Fatalf("NUL at 8191: %.80q", got)

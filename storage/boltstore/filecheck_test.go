@@ -194,7 +194,9 @@ func TestCheckFileRefuses(t *testing.T) {
 		m[d.bad].txid, m[d.bad].badSum = d.badTxid, true
 		f := file{name: d.name, b: metaFile(ps, 4, m[0], m[1])}
 		if !d.ok {
-			f.says, f.typ = "meta page "+itoa(d.bad)+" is damaged (checksum mismatch)", storage.ErrCorrupt
+			f.says = "meta page " + itoa(d.bad) + " is damaged (checksum mismatch) and may hold the latest commit; " +
+				"bbolt would silently fall back to meta page " + itoa(1-d.bad) + " (txid " + strconv.FormatUint(d.goodTxi, 10) + ")"
+			f.typ = storage.ErrCorrupt
 		}
 		cases = append(cases, f)
 	}

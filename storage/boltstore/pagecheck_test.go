@@ -53,9 +53,20 @@ func leafElem(p []byte, i int, flags, pos, ksize, vsize uint32) {
 	binary.LittleEndian.PutUint32(e[12:], vsize)
 }
 
-func (im *image) walker() *pageWalker {
+// walker walks the image as checkPages walks a database: from a file.
+func (im *image) walker(t *testing.T) *pageWalker {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "pages")
+	if err := os.WriteFile(path, im.b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
 	n := im.pages()
-	return &pageWalker{r: bytes.NewReader(im.b), path: "/the/file", pageSize: uint64(im.size), pages: uint64(n), seen: make([]bool, n)}
+	return &pageWalker{r: f, path: "/the/file", pageSize: uint64(im.size), pages: uint64(n), seen: make([]bool, n)}
 }
 
 // wantWalk checks err: nil when says is empty, else an error naming the
@@ -87,12 +98,12 @@ func TestPageWalkReadsOnlyPagesInTheFile(t *testing.T) {
 		{5, ""},
 		{6, "points to page 6, outside pages 2 to 5"},
 	} {
-		_, err := im.walker().read(c.id, "x")
+		_, err := im.walker(t).read(c.id, "x")
 		wantWalk(t, err, c.says)
 	}
 	im.page(3, 0x02, 0, 0)
 	binary.LittleEndian.PutUint64(im.b[3*testPage:], 4)
-	_, err := im.walker().read(3, "x")
+	_, err := im.walker(t).read(3, "x")
 	wantWalk(t, err, "page 3 calls itself page 4")
 }
 
@@ -100,7 +111,7 @@ func TestPageWalkOverflow(t *testing.T) {
 	im := newImage(6, testPage)
 	im.page(4, 0x02, 0, 1) // pages 4 and 5, the last
 	copy(im.b[5*testPage:], "the second page")
-	w := im.walker()
+	w := im.walker(t)
 	p, err := w.read(4, "x")
 	if err != nil || len(p) != 2*testPage || !bytes.HasPrefix(p[testPage:], []byte("the second page")) {
 		t.Fatalf("read a page and its overflow: %d bytes, %v", len(p), err)
@@ -111,13 +122,13 @@ func TestPageWalkOverflow(t *testing.T) {
 	wantWalk(t, func() error { _, err := w.read(5, "x"); return err }(), "points to page 5, which is already in use elsewhere")
 
 	im.page(4, 0x02, 0, 2)
-	_, err = im.walker().read(4, "x")
+	_, err = im.walker(t).read(4, "x")
 	wantWalk(t, err, "page 4 runs 3 pages past the end of the data")
 
 	// A page whose overflow covers one already read.
 	im.page(4, 0x02, 0, 1)
 	im.page(5, 0x02, 0, 0)
-	w = im.walker()
+	w = im.walker(t)
 	if _, err := w.read(5, "x"); err != nil {
 		t.Fatal(err)
 	}
@@ -137,17 +148,17 @@ func branchChain(n int) *image {
 }
 
 func TestPageWalkDepth(t *testing.T) {
-	wantWalk(t, branchChain(128).walker().tree(2, 0), "")
-	wantWalk(t, branchChain(129).walker().tree(2, 0), "the pages nest more than 128 deep under page 131")
+	wantWalk(t, branchChain(128).walker(t).tree(2, 0), "")
+	wantWalk(t, branchChain(129).walker(t).tree(2, 0), "the pages nest more than 128 deep under page 131")
 }
 
 func TestPageWalkPageTypes(t *testing.T) {
 	im := newImage(4, testPage)
 	im.page(2, 0x10, 0, 0)
-	wantWalk(t, im.walker().tree(2, 0), "page 2 has type 0x10 where a branch or leaf page belongs")
+	wantWalk(t, im.walker(t).tree(2, 0), "page 2 has type 0x10 where a branch or leaf page belongs")
 	im.page(2, 0x01, 1, 0)
 	branchElem(im.b[2*testPage:], 0, 0, 0, 2)
-	wantWalk(t, im.walker().tree(2, 0), "a bucket points to page 2, which is already in use elsewhere")
+	wantWalk(t, im.walker(t).tree(2, 0), "a bucket points to page 2, which is already in use elsewhere")
 }
 
 // A page of 512 bytes holds 31 elements after its header; their keys and
@@ -167,7 +178,7 @@ func TestPageWalkElementsStayInTheirPage(t *testing.T) {
 				} else {
 					leafElem(p, 0, 0, 16*uint32(count), lastSize/2, lastSize-lastSize/2)
 				}
-				return im.walker().tree(2, 0)
+				return im.walker(t).tree(2, 0)
 			}
 			if flags == 0x02 {
 				wantWalk(t, page(31, 0), "")
@@ -189,7 +200,7 @@ func TestPageWalkBranchElementCount(t *testing.T) {
 			}
 			im.page(3+i, 0x02, 0, 0)
 		}
-		return im.walker().tree(2, 0)
+		return im.walker(t).tree(2, 0)
 	}
 	wantWalk(t, build(31), "")
 	wantWalk(t, build(32), "page 2 claims 32 elements, more than its 512 bytes hold")
@@ -245,7 +256,7 @@ func TestPageWalkBuckets(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			im := withRoot(c.v)
-			w := im.walker()
+			w := im.walker(t)
 			err := w.tree(2, 0)
 			wantWalk(t, err, c.says)
 			if err == nil && binary.LittleEndian.Uint64(c.v) == 3 && !w.seen[3] {
@@ -256,9 +267,9 @@ func TestPageWalkBuckets(t *testing.T) {
 	// An inline bucket's own elements are checked too.
 	in := leafPage(0, false, "k", []byte("v"))
 	binary.LittleEndian.PutUint32(in[16+12:], 100) // vsize past its end
-	wantWalk(t, withRoot(bucketValue(0, in)).walker().tree(2, 0), "page 2 element 0's inline bucket element 0 points past the end of its page")
+	wantWalk(t, withRoot(bucketValue(0, in)).walker(t).tree(2, 0), "page 2 element 0's inline bucket element 0 points past the end of its page")
 	// A bucket whose root is the page holding it is a loop.
-	wantWalk(t, withRoot(bucketValue(2, nil)).walker().tree(2, 0), "points to page 2, which is already in use elsewhere")
+	wantWalk(t, withRoot(bucketValue(2, nil)).walker(t).tree(2, 0), "points to page 2, which is already in use elsewhere")
 }
 
 // Buckets nest at most 128 deep, inline or on pages of their own.
@@ -271,7 +282,7 @@ func TestPageWalkBucketDepth(t *testing.T) {
 		binary.LittleEndian.PutUint64(p, 2)
 		im := newImage(3, 1<<14)
 		copy(im.b[2<<14:], p)
-		return im.walker().tree(2, 0)
+		return im.walker(t).tree(2, 0)
 	}
 	wantWalk(t, inline(128), "")
 	wantWalk(t, inline(129), "the buckets nest more than 128 deep at page 2")
@@ -282,7 +293,7 @@ func TestPageWalkBucketDepth(t *testing.T) {
 			copy(im.b[(2+i)*testPage:], leafPage(uint64(2+i), true, "b", bucketValue(uint64(3+i), nil)))
 		}
 		copy(im.b[(2+levels)*testPage:], leafPage(uint64(2+levels), false, "k", nil))
-		return im.walker().tree(2, 0)
+		return im.walker(t).tree(2, 0)
 	}
 	wantWalk(t, paged(128), "")
 	wantWalk(t, paged(129), "the buckets nest more than 128 deep at page 130")
@@ -334,12 +345,12 @@ func TestPageWalkFreelist(t *testing.T) {
 		{"not a freelist", func() *image { im := list(3); im.page(2, 0x02, 0, 0); return im }(), "the freelist, page 2, has type 0x2"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			wantWalk(t, c.im.walker().freelist(2), c.says)
+			wantWalk(t, c.im.walker(t).freelist(2), c.says)
 		})
 	}
 	// The freelist's page is in use: nothing else may point to it.
 	im := list(3)
-	w := im.walker()
+	w := im.walker(t)
 	if err := w.freelist(2); err != nil {
 		t.Fatal(err)
 	}

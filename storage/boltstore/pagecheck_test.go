@@ -190,6 +190,20 @@ func TestPageWalkElementsStayInTheirPage(t *testing.T) {
 	}
 }
 
+// pos counts from the element itself: the second element's data starts
+// 16 bytes later than the first's for the same pos.
+func TestPageWalkSecondElement(t *testing.T) {
+	page := func(vsize uint32) error {
+		im := newImage(3, testPage)
+		p := im.page(2, 0x02, 2, 0)
+		leafElem(p, 0, 0, 32, 0, 0)
+		leafElem(p, 1, 0, 16, 4, vsize) // data from byte 48
+		return im.walker(t).tree(2, 0)
+	}
+	wantWalk(t, page(testPage-48-4), "")
+	wantWalk(t, page(testPage-48-3), "page 2 element 1 points past the end of its page")
+}
+
 func TestPageWalkBranchElementCount(t *testing.T) {
 	build := func(count int) error {
 		im := newImage(2+count+1, testPage)
@@ -263,6 +277,19 @@ func TestPageWalkBuckets(t *testing.T) {
 				t.Fatal("the bucket's root page was not walked")
 			}
 		})
+	}
+	// A bucket in the second element: its value lies 16 bytes further on.
+	im := newImage(4, testPage)
+	p := im.page(2, 0x02, 2, 0)
+	leafElem(p, 0, 0, 32, 1, 0)
+	copy(p[48:], "a")
+	leafElem(p, 1, 0x01, 17, 1, 16) // key at 49, value at 50
+	copy(p[49:], "b")
+	copy(p[50:], bucketValue(3, nil))
+	copy(im.b[3*testPage:], emptyLeaf(3))
+	w := im.walker(t)
+	if err := w.tree(2, 0); err != nil || !w.seen[3] {
+		t.Fatalf("a bucket in the second element: %v; its root walked: %v", err, w.seen[3])
 	}
 	// An inline bucket's own elements are checked too.
 	in := leafPage(0, false, "k", []byte("v"))

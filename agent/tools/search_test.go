@@ -95,6 +95,9 @@ func TestExcerpt(t *testing.T) {
 		{strings.Repeat("x", 200), 100, strings.Repeat("x", 200)},
 		{strings.Repeat("x", 201), 100, "…" + strings.Repeat("x", 151)},
 		{strings.Repeat("x", 201), 0, strings.Repeat("x", 200) + "…"},
+		// 50 bytes before the match falls inside a rune: the excerpt starts
+		// at that rune.
+		{strings.Repeat("日", 100) + "NEEDLE", 300, "…" + strings.Repeat("日", 17) + "NEEDLE"},
 	} {
 		if got := excerpt([]byte(tc.line), tc.at); got != tc.want {
 			t.Errorf("excerpt(%.20q…, %d) = %q, want %q", tc.line, tc.at, got, tc.want)

@@ -35,14 +35,16 @@ func (a *Agent) runCalls(ctx context.Context, open []state.ToolRequest) error {
 			Tool: &state.ToolCall{ID: call.ID, Result: result, Error: errText, DurationMS: d.Milliseconds()}})
 		return err
 	}
-	switch {
-	case logged && !entry.StartedAt.IsZero():
+	if logged && !entry.StartedAt.IsZero() {
 		return finish("", interruptedByCrash, 0)
-	case !json.Valid([]byte(call.Arguments)):
+	}
+	if !json.Valid([]byte(call.Arguments)) {
 		return finish("", fmt.Sprintf("the arguments are not valid JSON, so the call was not run: %s", oneLine(call.Arguments, 200)), 0)
-	case call.Name == "set_plan":
+	}
+	switch call.Name {
+	case "set_plan":
 		return a.revisePlan(ctx, call)
-	case call.Name == "note":
+	case "note":
 		return a.note(ctx, call)
 	}
 	def, known := a.tools.Def(call.Name)

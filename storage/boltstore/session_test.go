@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -319,5 +320,87 @@ func TestOpenRefusesPaths(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	if err != nil || len(entries) != 2 {
 		t.Fatalf("Open left %v behind (%v)", entries, err)
+	}
+}
+
+// Without a database file, every session is missing, named with the file,
+// and nothing is made by asking.
+func TestReadsOfAMissingFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "retrace.db")
+	st := mustOpen(t, path)
+	const id = "0123456789abcdef"
+	reads := map[string]error{}
+	_, reads["head"] = st.Head(ctx, id)
+	_, reads["at"] = st.At(ctx, id, 0)
+	_, reads["tree"] = st.Tree(ctx, id)
+	_, reads["session"] = st.Session(ctx, id)
+	_, reads["export"] = st.Export(ctx, id)
+	_, reads["resolve"] = st.Resolve(ctx, "01")
+	for what, err := range reads {
+		var nf *storage.NotFoundError
+		if !errors.As(err, &nf) || nf.Where != path {
+			t.Errorf("%s: %v; want a NotFoundError in %s", what, err, path)
+		}
+	}
+	if list, err := st.Sessions(ctx); list != nil || err != nil {
+		t.Errorf("sessions: %v, %v", list, err)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Fatalf("reads left %v behind (%v)", entries, err)
+	}
+}
+
+// A closed store does nothing more, reading or writing.
+func TestClosedStore(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "retrace.db")
+	st := mustOpen(t, path)
+	info, err := st.Create(ctx, storage.NewSession{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	before := fileSum(t, path)
+	if _, err := st.Head(ctx, info.ID); err == nil || err.Error() != "store is closed" {
+		t.Fatalf("head after close: %v", err)
+	}
+	if err := st.Rename(ctx, info.ID, "x"); err == nil || err.Error() != "store is closed" {
+		t.Fatalf("rename after close: %v", err)
+	}
+	if fileSum(t, path) != before {
+		t.Fatal("a closed store wrote")
+	}
+}
+
+// A key among the sessions that is not a bucket is nothing of ours:
+// listing passes over it, Verify reports it.
+func TestStrayKeyAmongTheSessions(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "retrace.db")
+	id := newSessions(t, path, 1)[0]
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("sessions")).Put([]byte(id[:4]), []byte("x")) })
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := mustOpen(t, path)
+	if list, err := st.Sessions(ctx); err != nil || len(list) != 1 || list[0].ID != id {
+		t.Fatalf("sessions: %+v, %v", list, err)
+	}
+	if got, err := st.Resolve(ctx, id[:4]); err != nil || got != id {
+		t.Fatalf("resolve %s: %q, %v", id[:4], got, err)
+	}
+	err = boltstore.Verify(ctx, path)
+	var ce *storage.CorruptError
+	if !errors.As(err, &ce) || ce.Reason != fmt.Sprintf("stray key %q among the sessions", id[:4]) || ce.Session != "" {
+		t.Fatalf("verify: %v", err)
 	}
 }

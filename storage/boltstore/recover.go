@@ -101,12 +101,14 @@ func salvage(b *bolt.Bucket, id string) salvaged {
 			continue
 		}
 		h, ev, err := decodeCheckpoint(raw)
+		// A parent that is not older is damage of the record itself; only
+		// an older parent can have been lost.
+		if err == nil && h.parent >= v {
+			err = fmt.Errorf("its parent v%d is not older than it", h.parent)
+		}
 		newParent, parentKept := renumber[h.parent]
 		if err == nil && !parentKept {
 			err = fmt.Errorf("its parent v%d was lost", h.parent)
-		}
-		if err == nil && h.parent >= v {
-			err = fmt.Errorf("its parent v%d is not older than it", h.parent)
 		}
 		var rec []byte
 		if err == nil {

@@ -107,6 +107,10 @@ func TestRecoverRenumbers(t *testing.T) {
 			{2, P, 3, "b5", false}, {5, D, 4, "b6", false}, {7, P, 5, "b7", false}}},
 		{id: "c-noinfo", versions: []craftedVersion{{0, P, 1, "c1", false}, {1, D, 2, "c2", false}}},
 		{id: "d-noversions", info: info("gone", 0, 0, state.Idle), noBucket: true},
+		// v2 names itself as its parent: that, not a lost parent, is
+		// the reason it is lost.
+		{id: "f-selfparent", info: info("self", 2, 2, D), versions: []craftedVersion{
+			{0, P, 1, "f1", false}, {2, D, 2, "f2", false}}},
 		// The head, v3, is lost: the session goes on from v2.
 		{id: "e-headlost", info: info("head lost", 3, 3, P), versions: []craftedVersion{
 			{0, P, 1, "e1", false}, {1, D, 2, "e2", false}, {2, P, 3, "e3", true}}},
@@ -120,14 +124,15 @@ func TestRecoverRenumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Sessions != 4 || r.Versions != 3+4+2+2 {
-		t.Errorf("recovered %d sessions, %d versions; want 4 and 11", r.Sessions, r.Versions)
+	if r.Sessions != 5 || r.Versions != 3+4+2+2+1 {
+		t.Errorf("recovered %d sessions, %d versions; want 5 and 12", r.Sessions, r.Versions)
 	}
 	wantLost := []Loss{
 		{Session: "b-damaged", Lost: []int{3, 4, 7}, Reason: "v3: checksum mismatch", Renumbered: true},
 		{Session: "c-noinfo", Reason: "its session record: checksum mismatch"},
 		{Session: "d-noversions", Reason: "its versions are missing", Whole: true},
 		{Session: "e-headlost", Lost: []int{3}, Reason: "v3: checksum mismatch"},
+		{Session: "f-selfparent", Lost: []int{2}, Reason: "v2: its parent v2 is not older than it"},
 	}
 	if len(r.Lost) != len(wantLost) {
 		t.Fatalf("losses %+v; want %+v", r.Lost, wantLost)
@@ -170,6 +175,8 @@ func TestRecoverRenumbers(t *testing.T) {
 			[]node{{1, 0, P, "c1"}, {2, 1, D, "c2"}}},
 		{"e-headlost", storage.SessionInfo{ID: "e-headlost", Title: "head lost", Model: "m", Workspace: "/w", CreatedAt: t0, UpdatedAt: t0.Add(time.Hour), Head: 2, Versions: 2, Phase: D},
 			[]node{{1, 0, P, "e1"}, {2, 1, D, "e2"}}},
+		{"f-selfparent", storage.SessionInfo{ID: "f-selfparent", Title: "self", Model: "m", Workspace: "/w", CreatedAt: t0, UpdatedAt: t0.Add(time.Hour), Head: 1, Versions: 1, Phase: P},
+			[]node{{1, 0, P, "f1"}}},
 	} {
 		got, err := st.Session(ctx, w.id)
 		if err != nil || !reflect.DeepEqual(got, w.info) {

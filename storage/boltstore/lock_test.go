@@ -1,11 +1,13 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -127,5 +129,39 @@ func TestAnOperationWaitsForTheLock(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("a canceled operation still waits for the lock")
+	}
+}
+
+// When the lock directory cannot be made beside the database (here a file
+// has its name), readers go on without the lock and writers refuse,
+// saying why.
+func TestNoLockDirectory(t *testing.T) {
+	ctx := context.Background()
+	path, id := healthy(t, 2)
+	if err := os.RemoveAll(lockDir(path)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lockDir(path), []byte("not a directory"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(path, Options{})
+	if err != nil {
+		t.Fatalf("open to read: %v", err)
+	}
+	defer st.Close()
+	if s, err := st.Head(ctx, id); err != nil || s.Version != 2 {
+		t.Fatalf("a read: v%d, %v", s.Version, err)
+	}
+	err = st.Rename(ctx, id, "x")
+	if err == nil || !strings.HasPrefix(err.Error(), "cannot write beside the database "+path+": ") {
+		t.Fatalf("a write: %v", err)
+	}
+	after, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(before, after) {
+		t.Fatalf("the file changed (%v)", err)
 	}
 }

@@ -13,28 +13,60 @@ import (
 
 func sampleRecords(tb testing.TB) [][]byte {
 	tb.Helper()
+	var out [][]byte
+	for _, r := range sampleScript(tb) {
+		b, err := encodeCheckpoint(r.parent, r.phase, r.event)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// sample is one step of a scripted session: the event, the phase
+// state.Apply says it leads to, and the parent it is kept under.
+type sample struct {
+	parent int
+	phase  state.Phase
+	event  state.Event
+}
+
+func sampleScript(tb testing.TB) []sample {
+	tb.Helper()
 	events, _ := statetest.Script(rand.New(rand.NewPCG(21, 21)), state.New("f"), 150)
 	s := state.New("f")
-	var out [][]byte
+	var out []sample
 	for i, ev := range events {
 		next, err := state.Apply(s, ev)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		b, err := encodeCheckpoint(i, next.Phase, ev)
+		canon, err := state.Canonical(ev)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		out, s = append(out, b), next
+		out, s = append(out, sample{parent: i, phase: next.Phase, event: canon}), next
 	}
 	return out
 }
 
+// Every record of a scripted session decodes to the parent, phase, kind,
+// time and event it was made from (as the script and state.Apply give
+// them, not as the codec does), and encodes again to the same bytes.
 func TestCheckpointRecordRoundTrip(t *testing.T) {
+	samples := sampleScript(t)
 	for i, b := range sampleRecords(t) {
 		h, ev, err := decodeCheckpoint(b)
 		if err != nil {
 			t.Fatalf("record %d: %v", i, err)
+		}
+		want := samples[i]
+		if h.parent != want.parent || h.phase != want.phase || h.kind != want.event.Kind || !h.at.Equal(want.event.At) {
+			t.Fatalf("record %d: header %+v; want parent %d, %s, %s at %v", i, h, want.parent, want.phase, want.event.Kind, want.event.At)
+		}
+		if !reflect.DeepEqual(ev, want.event) {
+			t.Fatalf("record %d: event\n got %+v\nwant %+v", i, ev, want.event)
 		}
 		again, err := encodeCheckpoint(h.parent, h.phase, ev)
 		if err != nil || !reflect.DeepEqual(again, b) {

@@ -243,3 +243,25 @@ func mustOpen(t *testing.T, path string) *boltstore.Store {
 	t.Cleanup(func() { st.Close() })
 	return st
 }
+
+// A write whose context is already canceled claims nothing.
+func TestCanceledWriteClaimsNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "retrace.db")
+	id := newSessions(t, path, 1)[0] // created and released
+	st, other := mustOpen(t, path), mustOpen(t, path)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ev := state.Event{Kind: state.UserMessage, At: statetest.Epoch, Messages: []state.Message{{Role: state.RoleUser, Content: "x"}}}
+	for name, err := range map[string]error{
+		"append":   func() error { _, err := st.Append(ctx, id, 0, ev); return err }(),
+		"set head": st.SetHead(ctx, id, 0),
+		"delete":   st.Delete(ctx, id),
+	} {
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a canceled context: %v", name, err)
+		}
+	}
+	if _, held := other.Holder(id); held {
+		t.Fatal("a canceled write left the session claimed")
+	}
+}

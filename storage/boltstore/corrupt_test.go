@@ -253,3 +253,49 @@ func TestDamageFoundByAReadStopsWrites(t *testing.T) {
 		t.Fatalf("reading an intact session: %+v, %v", got, err)
 	}
 }
+
+// A file that changes under a store between operations is checked again:
+// emptied or cut short by someone else, it is refused, never silently
+// made into a new database or read past its end.
+func TestFileDamagedBetweenOperations(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		cut  func(size int64) int64
+		says string
+	}{
+		{"emptied", func(int64) int64 { return 0 }, "the file is empty (0 bytes)"},
+		{"cut to half", func(n int64) int64 { return n / 2 }, "it was truncated"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path, id := healthy(t, 4)
+			st, err := Open(path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if _, err := st.Head(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(path, c.cut(fi.Size())); err != nil {
+				t.Fatal(err)
+			}
+			before, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = st.Head(ctx, id)
+			wantCorrupt(t, "head", err, st.path, "", 0, c.says)
+			_, err = st.Create(ctx, storage.NewSession{})
+			wantCorrupt(t, "create", err, st.path, "", 0, c.says)
+			after, err := os.ReadFile(path)
+			if err != nil || !bytes.Equal(before, after) {
+				t.Fatalf("the file changed (%v)", err)
+			}
+		})
+	}
+}

@@ -50,6 +50,8 @@ func runRole(role, path, id string) error {
 		return holdBolt(path)
 	case "damage-probe":
 		return damageProbe(path, strings.Split(id, ","))
+	case "small-disk-create":
+		return smallDiskCreate(path)
 	}
 	return playRole(role, path, id)
 }

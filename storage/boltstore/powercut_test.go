@@ -64,7 +64,9 @@ func TestPowerCutLosesNoAcknowledgedCheckpoint(t *testing.T) {
 	t.Logf("seed %d, %d checkpoints (replay: RETRACE_CRASH_SEED=%d)", seed, n, seed)
 
 	dir := t.TempDir()
-	db := filepath.Join(dir, "data", "retrace.db")
+	// Two directories to make, as on a first run (~/.local/share/retrace
+	// with no share/): each one's name must be synced into its parent.
+	db := filepath.Join(dir, "data", "retrace", "retrace.db")
 	trace := filepath.Join(dir, "trace")
 	cmd := exec.Command(strace, "-f", "-y", "-xx", "-s", "16777216", "-e", "trace="+fileCalls, "-e", "signal=none", "-o", trace,
 		os.Args[0], "-test.run=^$")

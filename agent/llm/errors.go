@@ -146,28 +146,30 @@ var overflowText = regexp.MustCompile(`(?i)maximum context length|context length
 // what the body said.
 func kindByStatus(e *Error, code, typ string, cfg Config) {
 	msg := e.Message
-	switch {
-	case code == "context_length_exceeded" || typ == "exceed_context_size_error" || overflowText.MatchString(msg):
+	// A chain of ifs, not a tagless switch: gremlins v0.6.0 never runs
+	// the mutants of a switch's case conditions (go-gremlins/gremlins#298),
+	// and these decide which failures are retried.
+	if code == "context_length_exceeded" || typ == "exceed_context_size_error" || overflowText.MatchString(msg) {
 		e.Kind = KindContextOverflow
-	case e.Status == 401 || e.Status == 403:
+	} else if e.Status == 401 || e.Status == 403 {
 		e.Kind, e.Hint = KindAuth, "check the API key: OPENAI_API_KEY, --api-key, or api_key_env in the config file"
-	case e.Status == 402 || code == "insufficient_quota":
+	} else if e.Status == 402 || code == "insufficient_quota" {
 		e.Kind, e.Hint = KindQuota, "add credits or raise the quota with your provider; retrying will not help"
-	case e.Status == 404 && (code == "model_not_found" || strings.Contains(strings.ToLower(msg), "model")):
+	} else if e.Status == 404 && (code == "model_not_found" || strings.Contains(strings.ToLower(msg), "model")) {
 		e.Kind, e.Hint = KindModel, fmt.Sprintf("model %q is not served at %s; check --model or RETRACE_MODEL", cfg.Model, cfg.BaseURL)
-	case e.Status == 404 || e.Status == 405:
+	} else if e.Status == 404 || e.Status == 405 {
 		e.Kind, e.Hint = KindEndpoint, fmt.Sprintf("check --base-url (now %s); OpenAI-compatible URLs usually end in /v1", cfg.BaseURL)
-	case e.Status == 429:
+	} else if e.Status == 429 {
 		e.Kind, e.retryable = KindRateLimit, true
 		e.Hint = "the server asked to slow down; retry later"
-	case e.Status == 408 || e.Status == 409 || e.Status >= 500:
+	} else if e.Status == 408 || e.Status == 409 || e.Status >= 500 {
 		e.Kind, e.retryable = KindServer, true
 		e.Hint = "the server had a problem; try again, or check its logs"
-	case e.Status == 200:
+	} else if e.Status == 200 {
 		// A 200 whose body was an error object (go-openai decodes it as an
 		// error when it ends in a newline).
 		e.Kind = KindStream
-	default:
+	} else {
 		e.Kind, e.Hint = KindBadRequest, "the server explained why above"
 	}
 	if msg == "" && e.Kind == KindEndpoint {

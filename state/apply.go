@@ -165,6 +165,21 @@ func (a *applier) check(ev Event, to Phase) error {
 		}
 	case Summarized:
 		return a.checkSummary(ev)
+	case ToolsDone:
+		if len(openCalls(a.s.History)) > 0 {
+			return invalid(ev.Kind, "tool calls are still unanswered")
+		}
+	case Resumed:
+		if !a.s.Unfinished() {
+			return invalid(ev.Kind, "there is no interrupted task to go on with")
+		}
+	case EndpointSet:
+		if ev.Endpoint == nil || ev.Endpoint.Model == "" {
+			return invalid(ev.Kind, "names no model")
+		}
+	}
+	if ev.Endpoint != nil && ev.Kind != EndpointSet {
+		return invalid(ev.Kind, "only endpoint_set carries an endpoint")
 	}
 	return nil
 }
@@ -185,6 +200,11 @@ func (a *applier) change(ev Event) {
 		a.s.Memory.CurrentGoal = ev.Messages[lastOfRole(ev.Messages, RoleUser)].Content
 	case Answered:
 		a.s.FinalAnswer = ev.Messages[len(ev.Messages)-1].Content
+		// The model answered: the step it was on is over. Steps it never
+		// started stay as they are, for the person to see.
+		if i := slices.IndexFunc(a.s.Memory.Plan, func(st Step) bool { return st.Status == StepActive }); i >= 0 {
+			a.setStepStatus(i, StepDone)
+		}
 	case PlanSet:
 		a.s.Memory.Plan = normalizePlan(ev.Plan)
 		if ev.Goal != "" {
@@ -229,6 +249,8 @@ func (a *applier) change(ev Event) {
 		a.s.ErrorMessage = ev.Text
 	case Summarized:
 		a.s.Summary, a.s.SummaryThrough = ev.Text, ev.Through
+	case EndpointSet:
+		a.s.Endpoint = *ev.Endpoint
 	}
 }
 

@@ -31,6 +31,9 @@ func (a *applier) checkMessages(ev Event, to Phase) error {
 		if m.ToolCallID != "" || m.Name != "" {
 			return invalid(ev.Kind, "message %d: only tool messages carry tool_call_id or name", i+1)
 		}
+		if m.Reasoning != "" && m.Role != RoleAssistant {
+			return invalid(ev.Kind, "message %d: only assistant messages carry reasoning", i+1)
+		}
 		if m.Role == RoleAssistant && m.Content == "" && len(m.ToolCalls) == 0 {
 			return invalid(ev.Kind, "message %d: an assistant message needs content or tool calls", i+1)
 		}

@@ -248,6 +248,28 @@ var refusals = []refusal{
 		"invalid summarized event: must end where a turn starts (message 5 is a tool message)"},
 	{"summary covering an unanswered call", twoTurns, state.Event{Kind: state.Summarized, At: t0, Text: "s", Through: 4},
 		"invalid summarized event: would cover tool calls that are still unanswered"},
+
+	// The model reads tool results only once every call has one.
+	{"tools_done while calls are open", openAB, state.Event{Kind: state.ToolsDone, At: t0},
+		"invalid tools_done event: tool calls are still unanswered"},
+	// Only an interrupted task can be taken up again.
+	{"resumed with nothing said", idle, state.Event{Kind: state.Resumed, At: t0},
+		"invalid resumed event: there is no interrupted task to go on with"},
+	// An endpoint names its model, and only endpoint_set carries one.
+	{"endpoint_set without an endpoint", idle, state.Event{Kind: state.EndpointSet, At: t0},
+		"invalid endpoint_set event: names no model"},
+	{"endpoint_set without a model", idle, state.Event{Kind: state.EndpointSet, At: t0, Endpoint: &state.Endpoint{BaseURL: "http://x/v1"}},
+		"invalid endpoint_set event: names no model"},
+	{"an endpoint on a user message", idle, state.Event{Kind: state.UserMessage, At: t0, Messages: msgs(state.Message{Role: state.RoleUser, Content: "hi"}), Endpoint: &state.Endpoint{Model: "m"}},
+		"invalid user_message event: only endpoint_set carries an endpoint"},
+	// Thinking belongs to the model's replies.
+	{"reasoning on a user message", idle, state.Event{Kind: state.UserMessage, At: t0, Messages: msgs(state.Message{Role: state.RoleUser, Content: "hi", Reasoning: "hmm"})},
+		"invalid user_message event: message 1: only assistant messages carry reasoning"},
+}
+
+// doneState has answered its task.
+func doneState(t *testing.T) state.State {
+	return apply(t, planningState(t), state.Event{Kind: state.Answered, At: t0, Messages: msgs(state.Message{Role: state.RoleAssistant, Content: "done"})})
 }
 
 func reflecting(t *testing.T) state.State {
@@ -320,6 +342,12 @@ func TestRulesAcceptTheMendedEvent(t *testing.T) {
 		{"summary over the whole history when nothing is open", twoTurnsSummarized, state.Event{Kind: state.Summarized, At: later, Text: "s2", Through: 5}},
 		{"summary up to a turn start", twoTurns, state.Event{Kind: state.Summarized, At: later, Text: "s", Through: 2}},
 		{"an empty summary of nothing yet", twoTurns, state.Event{Kind: state.Summarized, At: later, Text: "nothing", Through: 0}},
+		{"tools_done once every call is answered", answeredA, state.Event{Kind: state.ToolsDone, At: later}},
+		{"resumed after an interruption", func(t *testing.T) state.State {
+			return apply(t, openAB(t), state.Event{Kind: state.Interrupted, At: t0, Text: "cancelled"})
+		}, state.Event{Kind: state.Resumed, At: later}},
+		{"endpoint_set with a model only", doneState, state.Event{Kind: state.EndpointSet, At: later, Endpoint: &state.Endpoint{Model: "m"}}},
+		{"reasoning on the model's reply", planningState, state.Event{Kind: state.Answered, At: later, Messages: msgs(state.Message{Role: state.RoleAssistant, Content: "a", Reasoning: "thought"})}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if _, err := state.Apply(c.base(t), c.ev); err != nil {

@@ -15,12 +15,22 @@
 //	executing  --approval_requested--> awaiting_approval
 //	awaiting_approval --approval_given, approval_denied--> executing
 //	executing  --step_completed-----> reflecting
+//	executing  --tools_done---------> reflecting
 //	reflecting --continue-----------> executing
 //	reflecting --replan-------------> planning
 //	reflecting --answered-----------> done
 //	planning, executing, awaiting_approval, reflecting --failed------> error
 //	planning, executing, awaiting_approval, reflecting --interrupted-> idle
 //	every phase but awaiting_approval --summarized--> (same phase)
+//	idle       --resumed------------> reflecting
+//	idle, done, error --endpoint_set--> (same phase)
+//
+// The agent's loop follows the model's turns: planning is a task's first
+// reply (an answer, or a plan with calls), executing runs the calls of a
+// reply, tools_done hands their results back, and reflecting is the
+// model's reply to them (continue, with its next calls, or answered).
+// step_completed and replan are no longer made; they stay legal so that
+// sessions kept by earlier versions replay.
 //
 // # Immutability
 //

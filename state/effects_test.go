@@ -286,3 +286,49 @@ func TestDecodedEmptyCollectionsAreNil(t *testing.T) {
 		}
 	}
 }
+
+// The events of the model's rhythm: tools_done hands the results back,
+// resumed takes up an interrupted task, endpoint_set records the model,
+// and an answer closes the step the model was on.
+func TestRhythmEvents(t *testing.T) {
+	s := apply(t, state.New("s1"), userMsg("fix the build"),
+		state.Event{Kind: state.PlanSet, At: t0, Plan: []state.Step{{Text: "read", Status: state.StepActive}, {Text: "fix"}}},
+		assistantCalls("a"), assistantFinish("a"))
+	s = apply(t, s, state.Event{Kind: state.ToolsDone, At: t0})
+	if s.Phase != state.Reflecting || len(s.History) != 3 {
+		t.Fatalf("after tools_done: %s with %d messages, want reflecting with 3 (nothing added)", s.Phase, len(s.History))
+	}
+	more := apply(t, s, state.Event{Kind: state.Continue, At: t0, Messages: msgs(call("b"))})
+	if more.Phase != state.Executing || len(more.OpenCalls()) != 1 || more.OpenCalls()[0].ID != "b" {
+		t.Fatalf("continue with a call: %s, open %v", more.Phase, more.OpenCalls())
+	}
+	answered := apply(t, s, state.Event{Kind: state.Answered, At: t0, Messages: msgs(state.Message{Role: state.RoleAssistant, Content: "fixed", Reasoning: "it was the import"})})
+	if got := []state.StepState{answered.Memory.Plan[0].Status, answered.Memory.Plan[1].Status}; got[0] != state.StepDone || got[1] != state.StepPending {
+		t.Fatalf("after the answer the steps are %v, want [done pending]: the step the model was on is over, the one it never began is not", got)
+	}
+	if last := answered.History[len(answered.History)-1]; last.Reasoning != "it was the import" || answered.FinalAnswer != "fixed" {
+		t.Fatalf("the answer keeps its thinking: %+v", last)
+	}
+
+	stopped := apply(t, more, state.Event{Kind: state.Interrupted, At: t0, Text: "cancelled"})
+	if !stopped.Unfinished() || answered.Unfinished() || state.New("s1").Unfinished() {
+		t.Fatalf("Unfinished: interrupted %v, answered %v, empty %v; want true, false, false", stopped.Unfinished(), answered.Unfinished(), state.New("s1").Unfinished())
+	}
+	failed := apply(t, more, state.Event{Kind: state.Failed, At: t0, Text: "401"})
+	if failed.Unfinished() {
+		t.Fatal("a failed task is not an interrupted one")
+	}
+	resumed := apply(t, stopped, state.Event{Kind: state.Resumed, At: t0})
+	if resumed.Phase != state.Reflecting || resumed.Memory.CurrentGoal != "fix the build" || len(resumed.Memory.Plan) != 2 {
+		t.Fatalf("resumed: %s, goal %q, plan %v", resumed.Phase, resumed.Memory.CurrentGoal, resumed.Memory.Plan)
+	}
+
+	ep := state.Endpoint{Model: "qwen", BaseURL: "http://localhost:11434/v1", KeyEnv: "OLLAMA_KEY"}
+	set := apply(t, answered, state.Event{Kind: state.EndpointSet, At: t0, Endpoint: &ep})
+	if set.Endpoint != ep || set.Phase != state.Done || len(set.History) != len(answered.History) {
+		t.Fatalf("endpoint_set: %+v in %s", set.Endpoint, set.Phase)
+	}
+	if next := apply(t, set, userMsg("and the tests?")); next.Endpoint != ep {
+		t.Fatalf("the endpoint is the session's until the next endpoint_set: %+v", next.Endpoint)
+	}
+}

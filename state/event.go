@@ -30,6 +30,9 @@ const (
 	Failed
 	Interrupted
 	Summarized
+	ToolsDone
+	Resumed
+	EndpointSet
 )
 
 // EventKinds lists every kind, in the order of the constants.
@@ -37,6 +40,7 @@ var EventKinds = []EventKind{
 	UserMessage, PlanSet, Answered, ToolStarted, ToolFinished, AssistantMessage,
 	NoteSet, StepStatus, ApprovalRequested, ApprovalGiven, ApprovalDenied,
 	StepCompleted, Continue, Replan, Failed, Interrupted, Summarized,
+	ToolsDone, Resumed, EndpointSet,
 }
 
 var eventNames = [...]string{
@@ -57,6 +61,9 @@ var eventNames = [...]string{
 	Failed:            "failed",
 	Interrupted:       "interrupted",
 	Summarized:        "summarized",
+	ToolsDone:         "tools_done",
+	Resumed:           "resumed",
+	EndpointSet:       "endpoint_set",
 }
 
 // String returns the kind's wire name.
@@ -109,10 +116,14 @@ func (k *EventKind) UnmarshalText(b []byte) error {
 //	step_completed     Step (marked done), Messages (optional)
 //	approval_*         Tool.ID (the call waiting for approval); Text (reason, optional)
 //	approval_given     Always (optional): the call's tool runs without asking for the rest of the session
-//	continue, replan   Messages (optional)
+//	continue           Messages (optional): the model's reply to tool results, with the calls it makes next
+//	replan             Messages (optional)
 //	failed             Text (what went wrong), Messages (optional)
 //	interrupted        Text (why, optional), Messages (what streamed so far)
 //	summarized         Text (the new summary), Through (how many history messages it covers)
+//	tools_done         nothing: every call of the model's reply has its result
+//	resumed            nothing: an interrupted task goes on
+//	endpoint_set       Endpoint: the model and where it is served, for this session's next requests
 //
 // Every kind may carry Usage, the tokens spent to produce it.
 type Event struct {
@@ -129,5 +140,6 @@ type Event struct {
 	Text      string    `json:"text,omitempty"`
 	Through   int       `json:"through,omitempty"`
 	Always    bool      `json:"always,omitempty"`
+	Endpoint  *Endpoint `json:"endpoint,omitempty"`
 	Usage     Usage     `json:"usage,omitzero"`
 }

@@ -35,6 +35,24 @@ type State struct {
 	// is never shortened: every version shows what was said.
 	Summary        string `json:"summary"`
 	SummaryThrough int    `json:"summary_through"`
+	// Endpoint is the model the session talks to, as its last
+	// endpoint_set recorded it: a resumed session goes on with it.
+	Endpoint Endpoint `json:"endpoint,omitzero"`
+}
+
+// Endpoint names a model and where it is served. It never holds a key:
+// only the name of the environment variable the key is read from.
+type Endpoint struct {
+	Model   string `json:"model"`
+	BaseURL string `json:"base_url,omitempty"`
+	KeyEnv  string `json:"key_env,omitempty"`
+}
+
+// Unfinished reports a task that was interrupted and never taken up
+// again: the session rests with a goal, and neither an answer nor an
+// error. A resumed event carries it on.
+func (s State) Unfinished() bool {
+	return s.Phase == Idle && s.Memory.CurrentGoal != "" && s.FinalAnswer == "" && s.ErrorMessage == ""
 }
 
 // Message is one entry of the conversation.
@@ -44,6 +62,10 @@ type Message struct {
 	ToolCalls  []ToolRequest `json:"tool_calls,omitempty"`
 	ToolCallID string        `json:"tool_call_id,omitempty"`
 	Name       string        `json:"name,omitempty"`
+	// Reasoning is the thinking a model streamed before its reply
+	// (reasoning_content, reasoning), kept to be shown; it is never sent
+	// back to a model.
+	Reasoning string `json:"reasoning,omitempty"`
 }
 
 // ToolRequest is a tool call as the assistant asked for it.

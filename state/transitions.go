@@ -41,6 +41,9 @@ func buildTransitions() []Transition {
 	move(Error, Failed, active...)
 	move(Idle, Interrupted, active...)
 	stay(Summarized, Idle, Planning, Executing, Reflecting, Done, Error)
+	move(Reflecting, ToolsDone, Executing)
+	move(Reflecting, Resumed, Idle)
+	stay(EndpointSet, Idle, Done, Error)
 	return t
 }
 

@@ -51,6 +51,7 @@ var (
 		UserMessage, PlanSet, Answered, ToolStarted, ToolFinished, AssistantMessage,
 		NoteSet, StepStatus, ApprovalRequested, ApprovalGiven, ApprovalDenied,
 		StepCompleted, Continue, Replan, Failed, Interrupted, Summarized,
+		ToolsDone, Resumed, EndpointSet,
 	}
 	SpecMachine = []Transition{
 		// idle, done, error --user_message--> planning
@@ -98,6 +99,14 @@ var (
 		{Reflecting, Summarized, Reflecting},
 		{Done, Summarized, Done},
 		{Error, Summarized, Error},
+		// executing --tools_done--> reflecting
+		{Executing, ToolsDone, Reflecting},
+		// idle --resumed--> reflecting
+		{Idle, Resumed, Reflecting},
+		// idle, done, error --endpoint_set--> (same phase)
+		{Idle, EndpointSet, Idle},
+		{Done, EndpointSet, Done},
+		{Error, EndpointSet, Error},
 	}
 )
 
@@ -114,6 +123,7 @@ var (
 		StepStatus: "step_status", ApprovalRequested: "approval_requested", ApprovalGiven: "approval_given",
 		ApprovalDenied: "approval_denied", StepCompleted: "step_completed", Continue: "continue",
 		Replan: "replan", Failed: "failed", Interrupted: "interrupted", Summarized: "summarized",
+		ToolsDone: "tools_done", Resumed: "resumed", EndpointSet: "endpoint_set",
 	}
 )
 
@@ -207,6 +217,9 @@ func fixture(t *testing.T, p Phase, k EventKind) (State, Event) {
 	switch p {
 	case Idle:
 		s = New("s")
+		if k == Resumed {
+			s = must(t, planning, Event{Kind: Interrupted, Text: "cancelled"})
+		}
 	case Planning:
 		s = planning
 	case Executing:
@@ -243,6 +256,8 @@ func fixture(t *testing.T, p Phase, k EventKind) (State, Event) {
 		ev.Text = "boom"
 	case Summarized:
 		ev.Text = "they talked about the build"
+	case EndpointSet:
+		ev.Endpoint = &Endpoint{Model: "gpt-test", BaseURL: "http://localhost:11434/v1"}
 	}
 	return s, ev
 }
@@ -488,7 +503,7 @@ func TestWireNames(t *testing.T) {
 			t.Errorf("Phase(%d) marshalled to %q", uint8(p), b)
 		}
 	}
-	for k, want := range map[EventKind]string{0: "event(0)", 18: "event(18)", 255: "event(255)"} {
+	for k, want := range map[EventKind]string{0: "event(0)", 21: "event(21)", 255: "event(255)"} {
 		if got := k.String(); got != want {
 			t.Errorf("EventKind(%d).String() = %q, want %q", uint8(k), got, want)
 		}

@@ -314,3 +314,46 @@ func TestFileDamagedBetweenOperations(t *testing.T) {
 		})
 	}
 }
+
+// The check before a store's first write finds damage no read has come
+// across: the write is refused, and so is every later write of that
+// store, even once the file reads well again (restored from a backup,
+// say): the store saw damage, and a person has to look. A new store
+// checks afresh.
+func TestDamageFoundBeforeTheFirstWriteIsKept(t *testing.T) {
+	ctx := context.Background()
+	path, id := healthy(t, 4)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tamper(t, path, id, func(b *bolt.Bucket) error {
+		v := bytes.Clone(b.Bucket(versionsBucket).Get(versionKey(2)))
+		v[len(v)-2] ^= 1
+		return b.Bucket(versionsBucket).Put(versionKey(2), v)
+	})
+	_, err = st.Create(ctx, storage.NewSession{})
+	wantCorrupt(t, "the first write", err, st.path, id, 2, "checksum mismatch")
+	if err := os.WriteFile(path, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Create(ctx, storage.NewSession{})
+	wantCorrupt(t, "a write after the file was restored", err, st.path, id, 2, "checksum mismatch")
+	after, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(after, good) {
+		t.Fatalf("the store wrote (%v)", err)
+	}
+	fresh, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if _, err := fresh.Create(ctx, storage.NewSession{}); err != nil {
+		t.Fatalf("a new store on the restored file: %v", err)
+	}
+}

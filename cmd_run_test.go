@@ -67,7 +67,6 @@ func TestRunATask(t *testing.T) {
 	}
 	e.srv.Enqueue(planCall("read main.go"),
 		llmserver.ToolCallReply([]llmserver.Call{{ID: "call_r", Name: "read_file", Args: `{"path":"main.go"}`}}),
-		llmserver.TextReply("It is package main."),
 		llmserver.TextReply("main.go is the main package."))
 	r := e.run(t, "", "--api-key", secret, "what is main.go?")
 	if r.code != exitOK {
@@ -76,7 +75,7 @@ func TestRunATask(t *testing.T) {
 	if strings.TrimSpace(r.stdout) != "main.go is the main package." {
 		t.Fatalf("stdout is the answer, nothing else: %q", r.stdout)
 	}
-	for _, want := range []string{"· planning", "1. [pending] read main.go", "→ read_file", "✓ read_file", "· done", "retrace show"} {
+	for _, want := range []string{"· planning", "1. [active] read main.go", "→ read_file", "✓ read_file", "· done", "retrace show"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("progress lacks %q:\n%s", want, r.stderr)
 		}
@@ -256,7 +255,7 @@ func TestRunAgainstTheDemoModel(t *testing.T) {
 	if r.code != exitOK || !strings.Contains(r.stdout, "read main.go") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"[pending] List the files", "→ list_files", "→ read_file", "approved by --yes: write_file", "✓ write_file"} {
+	for _, want := range []string{"1. [active] List the files", "→ list_files", "→ read_file", "approved by --yes: write_file", "✓ write_file"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("progress lacks %q:\n%s", want, r.stderr)
 		}

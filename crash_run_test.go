@@ -127,8 +127,7 @@ func TestKilledMidTool(t *testing.T) {
 	e.srv.Enqueue(planCall("run it"),
 		llmserver.ToolCallReply([]llmserver.Call{{ID: "call_run", Name: "run_command",
 			Args: `{"command":"echo $$ > pgid; echo ran >> ran.txt; sleep 30"}`}}),
-		llmserver.TextReply("The command was interrupted."),
-		llmserver.TextReply("I could not finish the command."))
+		llmserver.TextReply("The command was interrupted; I could not finish it."))
 	c, _ := e.start(t, "--allow", "run_command", "run the long command")
 	// The file exists as soon as the shell opens it, a moment before the
 	// line is written: wait for the line, or the kill can come between.

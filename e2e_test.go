@@ -48,7 +48,7 @@ func TestEndToEndInTmux(t *testing.T) {
 
 	term.send(t, "C-t")
 	term.waitFor(t, "Viewing v")
-	for range 10 {
+	for range 8 { // from the head, v21, to v13: the reply that asks to write NOTES.md
 		term.send(t, "Left")
 	}
 	term.waitFor(t, "Viewing v13 ")

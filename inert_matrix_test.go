@@ -248,8 +248,8 @@ func jsonString(s string) string {
 
 // retrace run, with the model's every reply hostile: the plan, a note, a
 // call to a tool that does not exist, a call whose arguments are not
-// JSON, the working commentary, the thinking and the answer. Stdout (the
-// answer) and stderr (the progress) are inert and show each.
+// JSON, what it says before them, the thinking and the answer. Stdout
+// (what the model says) and stderr (the progress) are inert and show each.
 func TestInertMatrixRunProgress(t *testing.T) {
 	for _, c := range inerttest.Classes {
 		t.Run(c.Name, func(t *testing.T) {
@@ -261,20 +261,18 @@ func TestInertMatrixRunProgress(t *testing.T) {
 					{ID: "call_note", Name: "note", Args: `{"key":` + jsonString(h("notekey:")) + `,"value":` + jsonString(h("notevalue:")) + `}`},
 					{ID: "call_x", Name: h("callname:"), Args: `{"a":1}`},
 					{ID: "call_bad", Name: "read_file", Args: h("badargs:")},
-				}),
-				llmserver.TextReply(h("working:")),
+				}, llmserver.WithText(h("working:"))),
 				llmserver.TextReply(h("answer:"), llmserver.WithReasoning(h("thinking:"))),
 			)
 			r := e.run(t, "", "look")
 			if r.code != exitOK {
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)
 			}
-			checkText(t, "the answer on stdout", r.stdout, c, []shown{{r.stdout, "answer:", 0}})
+			checkText(t, "what the model says, on stdout", r.stdout, c, []shown{{r.stdout, "working:", 0}, {r.stdout, "answer:", 0}})
 			checkText(t, "the progress on stderr", r.stderr, c, []shown{
-				{lineWith(r.stderr, "1. [pending]"), "step:", 0},
+				{lineWith(r.stderr, "1. [active]"), "step:", 0},
 				{lineWith(r.stderr, "note "), "notekey:", 0}, {lineWith(r.stderr, "note "), "notevalue:", 40},
 				{lineWith(r.stderr, "→ "), "callname:", 0}, {lineWith(r.stderr, "✗ callname:"), "callname:", 0},
-				{r.stderr, "working:", 0},
 				{lineWith(r.stderr, "thinking: "), "thinking:", 0},
 			})
 			bad := lineWith(r.stderr, "not valid JSON")

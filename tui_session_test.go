@@ -274,7 +274,7 @@ func TestTUIApprovalsAnsweredByKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.srv.Enqueue(writeCallReply("call_w1", "one"), writeCallReply("call_w2", "two"), writeCallReply("call_w3", "three"),
-		llmserver.TextReply("Wrote it."), llmserver.TextReply("out.txt holds three."))
+		llmserver.TextReply("out.txt holds three."))
 	p := r.open(r.ctrl, 120, 40)
 	p.send("write out.txt")
 	p.untilShown("Approve write_file?", "+one")
@@ -385,28 +385,28 @@ func TestTUICtrlR(t *testing.T) {
 		t.Fatalf("after Ctrl+R: %s %q, the person's messages %q", head.Phase, head.FinalAnswer, asked)
 	}
 
-	// v5 the message, v6 the plan, v7 set_plan answered, v8 step 1
-	// active, v9 step 1 done, v10 the answer.
+	// v5 the message, v6 the plan, v7 set_plan answered, v8 the results
+	// handed back, v9 the answer.
 	r.srv.Enqueue(llmserver.ToolCallReply([]llmserver.Call{{ID: "call_plan", Name: "set_plan", Args: `{"steps":["look around"]}`}}),
-		llmserver.TextReply("Looked."), llmserver.TextReply("All is well."))
+		llmserver.TextReply("All is well."))
 	p.send("check the project")
 	p.untilShown("All is well.")
 	p.untilResting()
 	p.press("ctrl+t")
-	p.untilShown("Viewing v10 of 10")
+	p.untilShown("Viewing v9 of 9")
 	p.press("left", "left")
-	p.untilShown("Viewing v8 of 10")
+	p.untilShown("Viewing v7 of 9")
 	sent := len(r.srv.Requests())
 	p.press("enter")
-	p.untilShown("restored v8, in the middle of a task (executing): Ctrl+R carries it on")
-	if head := r.head(id); head.Version != 8 || len(r.srv.Requests()) != sent {
+	p.untilShown("restored v7, in the middle of a task (executing): Ctrl+R carries it on")
+	if head := r.head(id); head.Version != 7 || len(r.srv.Requests()) != sent {
 		t.Fatalf("after the restore: head v%d, %d requests (a restore never carries on by itself)", head.Version, len(r.srv.Requests())-sent)
 	}
-	r.srv.Enqueue(llmserver.TextReply("Looked again."), llmserver.TextReply("Still well."))
+	r.srv.Enqueue(llmserver.TextReply("Still well."))
 	p.press("ctrl+r")
 	p.untilShown("Still well.")
 	s = p.untilResting()
-	if head := r.head(id); head.Version != 12 || head.ParentVersion != 11 || head.FinalAnswer != "Still well." || !strings.Contains(lastLine(s), "branch 2 of 2") {
+	if head := r.head(id); head.Version != 11 || head.ParentVersion != 10 || head.FinalAnswer != "Still well." || !strings.Contains(lastLine(s), "branch 2 of 2") {
 		t.Fatalf("carried on to v%d %q; status %q", head.Version, head.FinalAnswer, lastLine(s))
 	}
 }

@@ -121,7 +121,7 @@ func testApprovalDecision(t *testing.T, tool, name string, d agent.Decision) {
 	r.prepareGated()
 	o1, o2 := others(tool)[0], others(tool)[1]
 	rest := []llmserver.Response{gatedCall(tool, 2), gatedCall(o1, 1), gatedCall(o2, 1),
-		llmserver.TextReply("used the tools"), llmserver.TextReply("Done.")}
+		llmserver.TextReply("Done.")}
 	r.srv.Enqueue(append([]llmserver.Response{plan("use the tools"), gatedCall(tool, 1)}, rest...)...)
 	r.approve.decisions = []agent.Decision{d, approveOnce, approveOnce, approveOnce}
 	s, err := r.agent().Send(ctx, "use the tools")
@@ -185,7 +185,7 @@ func testApprovalDecision(t *testing.T, tool, name string, d agent.Decision) {
 
 	// The next task, in a fresh agent on the stored head.
 	r.approve = &approver{decisions: []agent.Decision{approveOnce}}
-	r.srv.Enqueue(plan("once more"), gatedCall(tool, 3), llmserver.TextReply("again"), llmserver.TextReply("Done again."))
+	r.srv.Enqueue(plan("once more"), gatedCall(tool, 3), llmserver.TextReply("Done again."))
 	s, err = r.agent().Send(ctx, "once more")
 	if err != nil || s.Phase != state.Done || !r.ran(tool, 3) {
 		t.Fatalf("second task: phase %s, ran %v: %v", s.Phase, r.ran(tool, 3), err)
@@ -254,7 +254,7 @@ func TestConfigAllowedToolNeverAsks(t *testing.T) {
 			r.prepareGated()
 			o1, o2 := others(tool)[0], others(tool)[1]
 			r.srv.Enqueue(plan("use the tools"), gatedCall(tool, 1), gatedCall(o1, 1), gatedCall(o2, 1), gatedCall(tool, 2),
-				llmserver.TextReply("used the tools"), llmserver.TextReply("Done."))
+				llmserver.TextReply("Done."))
 			// The approver denies every question.
 			s, err := r.agent().Send(context.Background(), "use the tools")
 			if err != nil || s.Phase != state.Done {

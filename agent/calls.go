@@ -69,15 +69,16 @@ func (a *Agent) runCalls(ctx context.Context, open []state.ToolRequest) error {
 }
 
 func (a *Agent) revisePlan(ctx context.Context, call state.ToolRequest) error {
-	goal, steps, err := tools.ParsePlan(call.Arguments)
+	p, err := tools.ParsePlan(call.Arguments)
 	fin := state.Event{Kind: state.ToolFinished, Tool: &state.ToolCall{ID: call.ID}}
 	if err != nil {
 		fin.Tool.Error = "invalid plan: " + err.Error()
 	} else {
-		if _, err := a.commit(ctx, state.Event{Kind: state.PlanSet, Plan: stepsOf(steps), Goal: goal}); err != nil {
+		steps := planSteps(p)
+		if _, err := a.commit(ctx, state.Event{Kind: state.PlanSet, Plan: steps, Goal: p.Goal}); err != nil {
 			return err
 		}
-		fin.Tool.Result = planRecorded(len(steps))
+		fin.Tool.Result = planRecorded(steps)
 	}
 	_, err = a.commit(ctx, fin)
 	return err
@@ -101,17 +102,31 @@ func (a *Agent) note(ctx context.Context, call state.ToolRequest) error {
 	return err
 }
 
-func planRecorded(n int) string {
-	if n == 1 {
-		return "plan recorded: 1 step; work on it now"
+// planRecorded is what the model is told of a plan it set: how far it
+// stands, and what to work on now.
+func planRecorded(steps []state.Step) string {
+	done, now := 0, ""
+	for _, st := range steps {
+		if st.Status == state.StepDone {
+			done++
+		}
+		if st.Status == state.StepActive && now == "" {
+			now = st.Text
+		}
 	}
-	return fmt.Sprintf("plan recorded: %d steps; they will come one at a time", n)
+	if now == "" {
+		return fmt.Sprintf("plan recorded: all %d steps done; answer the developer", len(steps))
+	}
+	return fmt.Sprintf("plan recorded: %d of %d steps done; now: %s", done, len(steps), now)
 }
 
+// logEntry finds the tool log's entry of the open call id: an unfinished
+// one. A finished entry with the same id belongs to an earlier reply
+// (servers that number their calls per reply reuse ids), not to this call.
 func logEntry(s state.State, id string) (state.ToolCall, bool) {
 	for i := len(s.Memory.ToolCalls) - 1; i >= 0; i-- {
-		if s.Memory.ToolCalls[i].ID == id {
-			return s.Memory.ToolCalls[i], true
+		if c := s.Memory.ToolCalls[i]; c.ID == id && !c.Finished() {
+			return c, true
 		}
 	}
 	return state.ToolCall{}, false

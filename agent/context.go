@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"retrace/agent/llm"
@@ -57,7 +58,7 @@ func (a *Agent) stream(ctx context.Context, instructions string, specs []llm.Too
 	s := a.cp.State()
 	phase := s.Phase
 	req := llm.Request{
-		Messages:  llm.Messages(systemText(s, instructions), s.History[s.SummaryThrough:]),
+		Messages:  llm.Messages(systemText(s, instructions), requestHistory(s)),
 		Tools:     specs,
 		RestartOK: a.opts.RestartOK,
 	}
@@ -65,6 +66,38 @@ func (a *Agent) stream(ctx context.Context, instructions string, specs []llm.Too
 		Delta: func(kind llm.DeltaKind, text string) { a.obs.Delta(phase, kind, text) },
 		Retry: a.obs.Retry,
 	})
+}
+
+// requestHistory is the history a request carries: what the summary does
+// not cover, with the model's turns alternating with what it answers, and
+// ending with a user or tool message. Strict servers (Mistral, those
+// compatible with Anthropic's API) refuse anything else. Histories this
+// loop makes are like that already; those kept by earlier versions can
+// have a step's report right before the next reply, which are joined.
+func requestHistory(s state.State) []state.Message {
+	h := s.History[s.SummaryThrough:]
+	var out []state.Message
+	for i, m := range h {
+		if i > 0 && m.Role == state.RoleAssistant && h[i-1].Role == state.RoleAssistant {
+			if out == nil {
+				out = slices.Clone(h[:i])
+			}
+			prev := &out[len(out)-1]
+			prev.Content = strings.TrimSpace(prev.Content + "\n\n" + m.Content)
+			prev.ToolCalls = m.ToolCalls // an earlier message with calls would be answered before this one
+			continue
+		}
+		if out != nil {
+			out = append(out, m)
+		}
+	}
+	if out == nil {
+		out = h
+	}
+	if len(out) > 0 && out[len(out)-1].Role == state.RoleAssistant {
+		out = append(slices.Clip(out), state.Message{Role: state.RoleUser, Content: goOn})
+	}
+	return out
 }
 
 // tokensFor estimates the size of the next request as tokens counts a

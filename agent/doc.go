@@ -5,19 +5,27 @@
 //
 // # The loop
 //
-// The agent reads the phase of its state and does what that phase calls
-// for, one method per phase:
+// The loop follows the model's turns and adds none of its own. The agent
+// reads the phase of its state and does what that phase calls for, one
+// method per phase:
 //
-//   - planning: ask the model for a plan (the set_plan tool), or let it
-//     answer a simple message directly;
-//   - executing: work on the active step, running the tools the model
-//     calls, until the model replies without a tool call;
+//   - planning: the task's first reply. An answer ends the task; a plan
+//     (the set_plan tool), perhaps with the first calls, starts it;
+//   - executing: the calls of the model's last reply run, one checkpoint
+//     each; tools_done hands their results back;
 //   - awaiting_approval: ask the Approver about a gated tool;
-//   - reflecting: go on with the next step, or, when none is left, ask the
-//     model for the final answer (it may re-plan instead).
+//   - reflecting: the model's reply to the results, with more calls
+//     (continue) or the answer.
 //
-// Each model call is one iteration; a task that reaches the iteration limit
-// ends in the error phase with the reason.
+// A task of a plan, N tool rounds and an answer sends N + 2 requests.
+// Plan steps move on only through the model's own calls: set_plan again,
+// with done counting the finished steps; the answer closes the step the
+// model was on. Every request ends with a user or tool message and never
+// has two of the model's replies in a row (histories kept by earlier
+// versions are joined or closed with a short "go on" to keep it so).
+// Each reply is one iteration; a task that reaches the iteration limit
+// ends in the error phase with the reason. A reply's thinking is kept
+// with it, to be shown, and never sent back to a model.
 //
 // # Order, for crash safety
 //

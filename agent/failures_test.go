@@ -189,8 +189,8 @@ func TestSummariserFailures(t *testing.T) {
 	}
 }
 
-// Resumed in executing with no step left to start (every step already
-// settled), the agent hands over to reflection and asks for the answer.
+// Resumed in executing with no call open (every step already settled),
+// the agent hands the results back and the model answers: one request.
 func TestExecutingWithEveryStepSettled(t *testing.T) {
 	r := newRig(t, agent.Options{})
 	ctx := context.Background()
@@ -208,7 +208,7 @@ func TestExecutingWithEveryStepSettled(t *testing.T) {
 	if err != nil || s.Phase != state.Done || s.FinalAnswer != "All settled." || len(r.srv.Requests()) != 1 {
 		t.Fatalf("phase %s answer %q after %d requests: %v", s.Phase, s.FinalAnswer, len(r.srv.Requests()), err)
 	}
-	mustContain(t, "the request", r.srv.Requests()[0].Messages[0].Content, "Every step of the plan is done.")
+	mustContain(t, "the request", r.srv.Requests()[0].Messages[0].Content, "When the work is done, reply with the final answer")
 }
 
 // What the approver says other than a decision: an error fails the task

@@ -115,9 +115,9 @@ func TestSummarisesAboveEightyPercentOfTheWindow(t *testing.T) {
 // reason, after MaxIterations requests.
 func TestIterationLimitIsExact(t *testing.T) {
 	ctx := context.Background()
-	// plan, one tool call, the step's summary, the final answer: four replies.
+	// plan, two tool rounds, the answer: four replies.
 	four := []llmserver.Response{plan("list the files"), llmserver.ToolCallReply(call("call_1", "list_files", `{}`)),
-		llmserver.TextReply("listed"), llmserver.TextReply("Listed.")}
+		llmserver.ToolCallReply(call("call_2", "list_files", `{}`)), llmserver.TextReply("Listed.")}
 	r := newRig(t, agent.Options{MaxIterations: 4})
 	r.srv.Enqueue(four...)
 	s, err := r.agent().Send(ctx, "list")
@@ -133,7 +133,7 @@ func TestIterationLimitIsExact(t *testing.T) {
 	// Five replies needed: the fifth is never asked for.
 	r = newRig(t, agent.Options{MaxIterations: 4})
 	r.srv.Enqueue(plan("list the files"), llmserver.ToolCallReply(call("call_1", "list_files", `{}`)),
-		llmserver.ToolCallReply(call("call_2", "list_files", `{}`)), llmserver.TextReply("listed"), llmserver.TextReply("Listed."))
+		llmserver.ToolCallReply(call("call_2", "list_files", `{}`)), llmserver.ToolCallReply(call("call_3", "list_files", `{}`)), llmserver.TextReply("Listed."))
 	s, err = r.agent().Send(ctx, "list")
 	const want = "stopped after 4 model replies without finishing (the iteration limit); raise --max-iterations or split the task"
 	var te *agent.TaskError

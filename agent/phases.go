@@ -8,12 +8,18 @@ import (
 	"retrace/state"
 )
 
-// plan asks the model how to handle the person's message: a plan through
-// set_plan, or a direct answer.
+// The loop follows the model's turns and adds none of its own: planning
+// is the task's first reply, executing runs the calls of a reply,
+// tools_done hands their results back, and reflecting is the model's
+// reply to them. A task of a plan, N tool rounds and an answer is N + 2
+// requests.
+
+// plan asks for the task's first reply: an answer, or a plan (and maybe
+// the first calls already).
 func (a *Agent) plan(ctx context.Context) error {
 	s := a.cp.State()
 	if open := s.OpenCalls(); len(open) > 0 {
-		// A re-plan from reflecting brought its calls along; they decide.
+		// A replan kept by an earlier retrace brought its calls along.
 		return a.planFromCalls(ctx, open, nil, state.Usage{})
 	}
 	turn, err := a.call(ctx, planningInstructions, a.toolSpecs())
@@ -35,18 +41,18 @@ func (a *Agent) plan(ctx context.Context) error {
 func (a *Agent) planFromCalls(ctx context.Context, calls []state.ToolRequest, msgs []state.Message, usage state.Usage) error {
 	s := a.cp.State()
 	ev := state.Event{Kind: state.PlanSet, Messages: msgs, Usage: usage,
-		Plan: []state.Step{{Text: oneLine(s.Memory.CurrentGoal, 200)}}}
+		Plan: planSteps(tools.Plan{Steps: []string{oneLine(s.Memory.CurrentGoal, 200)}})}
 	var planCall *state.ToolRequest
 	var planErr error
 	for i, c := range calls {
 		if c.Name == "set_plan" && planCall == nil {
 			planCall = &calls[i]
-			goal, steps, err := tools.ParsePlan(c.Arguments)
+			p, err := tools.ParsePlan(c.Arguments)
 			if err != nil {
 				planErr = err
 				break
 			}
-			ev.Plan, ev.Goal = stepsOf(steps), goal
+			ev.Plan, ev.Goal = planSteps(p), p.Goal
 		}
 	}
 	if _, err := a.commit(ctx, ev); err != nil {
@@ -55,7 +61,7 @@ func (a *Agent) planFromCalls(ctx context.Context, calls []state.ToolRequest, ms
 	if planCall == nil {
 		return nil
 	}
-	fin := state.Event{Kind: state.ToolFinished, Tool: &state.ToolCall{ID: planCall.ID, Result: planRecorded(len(ev.Plan))}}
+	fin := state.Event{Kind: state.ToolFinished, Tool: &state.ToolCall{ID: planCall.ID, Result: planRecorded(ev.Plan)}}
 	if planErr != nil {
 		fin.Tool.Result, fin.Tool.Error = "", "invalid plan ("+planErr.Error()+"); working from a one-step plan instead"
 	}
@@ -63,59 +69,27 @@ func (a *Agent) planFromCalls(ctx context.Context, calls []state.ToolRequest, ms
 	return err
 }
 
-// execute works on the plan: it runs open tool calls, starts the next
-// step, or asks the model to go on with the active one.
+// execute runs the open calls of the model's last reply, one checkpoint
+// at a time; once each has its result, the model reads them.
 func (a *Agent) execute(ctx context.Context) error {
-	s := a.cp.State()
-	if open := s.OpenCalls(); len(open) > 0 {
+	if open := a.cp.State().OpenCalls(); len(open) > 0 {
 		return a.runCalls(ctx, open)
 	}
-	step := activeStep(s)
-	if step < 0 {
-		next := nextStep(s)
-		if next < 0 {
-			// Every step was settled by step_status; hand over to reflection.
-			_, err := a.commit(ctx, state.Event{Kind: state.StepCompleted, Step: max(len(s.Memory.Plan)-1, 0)})
-			return err
-		}
-		_, err := a.commit(ctx, state.Event{Kind: state.StepStatus, Step: next, Status: state.StepActive})
-		return err
-	}
-	turn, err := a.call(ctx, executingInstructions(s, step), a.toolSpecs())
-	if err != nil {
-		return err
-	}
-	msg := assistantMessage(turn)
-	if len(turn.Calls) == 0 {
-		_, err := a.commit(ctx, state.Event{Kind: state.StepCompleted, Step: step, Messages: []state.Message{msg}, Usage: turn.Usage})
-		return err
-	}
-	_, err = a.commit(ctx, state.Event{Kind: state.AssistantMessage, Messages: []state.Message{msg}, Usage: turn.Usage})
+	_, err := a.commit(ctx, state.Event{Kind: state.ToolsDone})
 	return err
 }
 
-// reflect goes on with the next step, or, when none is left, asks for the
-// final answer; the model may re-plan instead of answering.
+// reflect asks for the model's reply to the tool results: more calls
+// (continue), or the answer.
 func (a *Agent) reflect(ctx context.Context) error {
-	s := a.cp.State()
-	if nextStep(s) >= 0 || activeStep(s) >= 0 {
-		_, err := a.commit(ctx, state.Event{Kind: state.Continue})
-		return err
-	}
-	planOnly := []llm.Tool{}
-	for _, t := range a.toolSpecs() {
-		if t.Name == "set_plan" {
-			planOnly = append(planOnly, t)
-		}
-	}
-	turn, err := a.call(ctx, answerInstructions, planOnly)
+	turn, err := a.call(ctx, workingInstructions, a.toolSpecs())
 	if err != nil {
 		return err
 	}
 	msg := assistantMessage(turn)
 	kind := state.Answered
 	if len(turn.Calls) > 0 {
-		kind = state.Replan
+		kind = state.Continue
 	}
 	_, err = a.commit(ctx, state.Event{Kind: kind, Messages: []state.Message{msg}, Usage: turn.Usage})
 	return err
@@ -149,37 +123,27 @@ func (a *Agent) decide(ctx context.Context, call state.ToolRequest) error {
 }
 
 func assistantMessage(t llm.Turn) state.Message {
-	m := state.Message{Role: state.RoleAssistant, Content: t.Content}
+	m := state.Message{Role: state.RoleAssistant, Content: t.Content, Reasoning: t.Reasoning}
 	for _, c := range t.Calls {
 		m.ToolCalls = append(m.ToolCalls, c.ToolRequest)
 	}
 	return m
 }
 
-func stepsOf(texts []string) []state.Step {
-	steps := make([]state.Step, len(texts))
-	for i, t := range texts {
-		steps[i] = state.Step{Text: t}
+// planSteps gives a plan's steps their status: the first done ones
+// done, the next one active (the model works on it now), the rest
+// pending.
+func planSteps(p tools.Plan) []state.Step {
+	steps := make([]state.Step, len(p.Steps))
+	for i, t := range p.Steps {
+		status := state.StepPending
+		switch {
+		case i < p.Done:
+			status = state.StepDone
+		case i == p.Done:
+			status = state.StepActive
+		}
+		steps[i] = state.Step{Text: t, Status: status}
 	}
 	return steps
-}
-
-// activeStep is the step being worked on, or -1.
-func activeStep(s state.State) int {
-	for i, st := range s.Memory.Plan {
-		if st.Status == state.StepActive {
-			return i
-		}
-	}
-	return -1
-}
-
-// nextStep is the first step not started yet, or -1.
-func nextStep(s state.State) int {
-	for i, st := range s.Memory.Plan {
-		if st.Status == state.StepPending {
-			return i
-		}
-	}
-	return -1
 }

@@ -39,9 +39,9 @@ func mustContain(t *testing.T, what, text string, fragments ...string) {
 
 // A task of two steps, with notes: what the model is told at each call.
 // The system message carries the goal, the plan with each step's status
-// and the notes (sorted by key); the instructions name the step being
-// worked on, counting from 1; the final answer is asked for with set_plan
-// as the only tool.
+// and the notes (sorted by key), then the instructions: how to start in
+// the first request, how to go on in every later one. Every tool is
+// offered every time, and each reply is one request: four here.
 func TestWhatTheModelIsToldThroughATask(t *testing.T) {
 	r := newRig(t, agent.Options{})
 	r.srv.Enqueue(
@@ -50,9 +50,10 @@ func TestWhatTheModelIsToldThroughATask(t *testing.T) {
 			{ID: "call_n1", Name: "note", Args: `{"key":"zeta","value":"last"}`},
 			{ID: "call_n2", Name: "note", Args: `{"key":"alpha","value":"first"}`},
 		}),
-		llmserver.ToolCallReply(call("call_n3", "note", `{"key":"zeta","value":""}`)),
-		llmserver.TextReply("read it"),
-		llmserver.TextReply("summary written"),
+		llmserver.ToolCallReply([]llmserver.Call{
+			{ID: "call_n3", Name: "note", Args: `{"key":"zeta","value":""}`},
+			{ID: "call_on", Name: "set_plan", Args: `{"steps":["read a.txt","write the summary"],"done":1}`},
+		}),
 		llmserver.TextReply("All done."),
 	)
 	s, err := r.agent().Send(context.Background(), "tidy up\n  my   notes")
@@ -60,8 +61,8 @@ func TestWhatTheModelIsToldThroughATask(t *testing.T) {
 		t.Fatalf("phase %s answer %q: %v", s.Phase, s.FinalAnswer, err)
 	}
 	reqs := r.srv.Requests()
-	if len(reqs) != 6 {
-		t.Fatalf("%d requests, want 6", len(reqs))
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests, want 4: one for each of the model's replies", len(reqs))
 	}
 	sys := func(i int) string { return reqs[i].Messages[0].Content }
 
@@ -71,11 +72,11 @@ func TestWhatTheModelIsToldThroughATask(t *testing.T) {
 	if strings.Contains(sys(0), "Step 1") || strings.Contains(sys(0), "Note ") {
 		t.Errorf("the planning request shows a plan or notes:\n%s", sys(0))
 	}
-	if got := toolMessage(t, reqs[1], "call_plan"); got != "plan recorded: 2 steps; they will come one at a time" {
+	if got := toolMessage(t, reqs[1], "call_plan"); got != "plan recorded: 0 of 2 steps done; now: read a.txt" {
 		t.Errorf("set_plan told the model %q", got)
 	}
-	mustContain(t, "the first step's request", sys(1),
-		"\nGoal: Tidy the notes\nStep 1 [active]: read a.txt\nStep 2 [pending]: write the summary\n\nYou are carrying out step 1 of the plan: read a.txt\n")
+	mustContain(t, "the request after the plan", sys(1),
+		"\nGoal: Tidy the notes\nStep 1 [active]: read a.txt\nStep 2 [pending]: write the summary\n\nYou are working on the developer's latest message, with the plan above.")
 	if got := toolMessage(t, reqs[2], "call_n1") + "|" + toolMessage(t, reqs[2], "call_n2"); got != "noted zeta|noted alpha" {
 		t.Errorf("note told the model %q", got)
 	}
@@ -83,15 +84,22 @@ func TestWhatTheModelIsToldThroughATask(t *testing.T) {
 	if got := toolMessage(t, reqs[3], "call_n3"); got != "removed note zeta" {
 		t.Errorf("removing a note told the model %q", got)
 	}
-	mustContain(t, "the request after removing a note", sys(3), "\nNote alpha: first\n\n")
+	if got := toolMessage(t, reqs[3], "call_on"); got != "plan recorded: 1 of 2 steps done; now: write the summary" {
+		t.Errorf("moving the plan on told the model %q", got)
+	}
+	mustContain(t, "the request after the plan moved on", sys(3),
+		"\nStep 1 [done]: read a.txt\nStep 2 [active]: write the summary\nNote alpha: first\n\nYou are working on the developer's latest message")
 	if strings.Contains(sys(3), "zeta") {
 		t.Errorf("a removed note is still shown:\n%s", sys(3))
 	}
-	mustContain(t, "the second step's request", sys(4),
-		"\nStep 1 [done]: read a.txt\nStep 2 [active]: write the summary\nNote alpha: first\n\nYou are carrying out step 2 of the plan: write the summary\n")
-	mustContain(t, "the final request", sys(5), "\nStep 2 [done]: write the summary\nNote alpha: first\n\nEvery step of the plan is done.")
-	if len(reqs[0].Tools) != 8 || len(reqs[4].Tools) != 8 || !slices.Equal(reqs[5].Tools, []string{"set_plan"}) {
-		t.Errorf("tools offered: planning %v, executing %v, answering %v", reqs[0].Tools, reqs[4].Tools, reqs[5].Tools)
+	for i, req := range reqs {
+		if len(req.Tools) != 8 {
+			t.Errorf("request %d offers %v, want all eight tools", i, req.Tools)
+		}
+	}
+	// The answer closes the step the model was on.
+	if want := []state.Step{{Text: "read a.txt", Status: state.StepDone}, {Text: "write the summary", Status: state.StepDone}}; !slices.Equal(s.Memory.Plan, want) {
+		t.Errorf("plan %+v", s.Memory.Plan)
 	}
 	if s.Memory.Notes["alpha"] != "first" || len(s.Memory.Notes) != 1 {
 		t.Errorf("notes %v", s.Memory.Notes)
@@ -99,14 +107,14 @@ func TestWhatTheModelIsToldThroughATask(t *testing.T) {
 }
 
 // A plan of one step is recorded as such, and a plan revised while
-// executing replaces the old one and starts again from its first step.
+// executing replaces the old one, from its first step or as far as the
+// model says it got.
 func TestPlanRevisedWhileExecuting(t *testing.T) {
 	r := newRig(t, agent.Options{})
 	r.srv.Enqueue(
 		plan("look"),
 		llmserver.ToolCallReply(call("call_re", "set_plan", `{"steps":["first new","second new"]}`)),
-		llmserver.TextReply("did the first"),
-		llmserver.TextReply("did the second"),
+		llmserver.ToolCallReply(call("call_on", "set_plan", `{"steps":["first new","second new"],"done":2}`)),
 		llmserver.TextReply("Both done."),
 	)
 	s, err := r.agent().Send(context.Background(), "look around")
@@ -114,15 +122,18 @@ func TestPlanRevisedWhileExecuting(t *testing.T) {
 		t.Fatalf("phase %s: %v", s.Phase, err)
 	}
 	reqs := r.srv.Requests()
-	if got := toolMessage(t, reqs[1], "call_plan"); got != "plan recorded: 1 step; work on it now" {
+	if got := toolMessage(t, reqs[1], "call_plan"); got != "plan recorded: 0 of 1 steps done; now: look" {
 		t.Errorf("a one-step plan told the model %q", got)
 	}
-	if got := toolMessage(t, reqs[2], "call_re"); got != "plan recorded: 2 steps; they will come one at a time" {
+	if got := toolMessage(t, reqs[2], "call_re"); got != "plan recorded: 0 of 2 steps done; now: first new" {
 		t.Errorf("the revision told the model %q", got)
 	}
 	mustContain(t, "the request after the revision", reqs[2].Messages[0].Content,
-		"\nStep 1 [active]: first new\nStep 2 [pending]: second new\n\nYou are carrying out step 1 of the plan: first new\n")
-	mustContain(t, "the second step's request", reqs[3].Messages[0].Content, "You are carrying out step 2 of the plan: second new\n")
+		"\nStep 1 [active]: first new\nStep 2 [pending]: second new\n\nYou are working on")
+	if got := toolMessage(t, reqs[3], "call_on"); got != "plan recorded: all 2 steps done; answer the developer" {
+		t.Errorf("the finished plan told the model %q", got)
+	}
+	mustContain(t, "the request after the last step", reqs[3].Messages[0].Content, "\nStep 1 [done]: first new\nStep 2 [done]: second new\n\n")
 	if want := []state.Step{{Text: "first new", Status: state.StepDone}, {Text: "second new", Status: state.StepDone}}; !slices.Equal(s.Memory.Plan, want) {
 		t.Errorf("plan %+v", s.Memory.Plan)
 	}
@@ -143,7 +154,7 @@ func TestToolsWithoutAPlanMakeAOneStepPlan(t *testing.T) {
 				t.Fatal(err)
 			}
 			r.srv.Enqueue(llmserver.ToolCallReply(call("call_r", "read_file", `{"path":"a.go"}`)),
-				llmserver.TextReply("read"), llmserver.TextReply("It is package a."))
+				llmserver.TextReply("It is package a."))
 			s, err := r.agent().Send(context.Background(), c.message)
 			if err != nil || s.Phase != state.Done {
 				t.Fatalf("phase %s: %v", s.Phase, err)
@@ -166,7 +177,6 @@ func TestInvalidPlans(t *testing.T) {
 	r.srv.Enqueue(
 		llmserver.ToolCallReply(call("call_bad", "set_plan", `{"steps":[]}`)),
 		llmserver.ToolCallReply(call("call_bad2", "set_plan", `{"steps":["  "]}`)),
-		llmserver.TextReply("did it"),
 		llmserver.TextReply("Done."),
 	)
 	s, err := r.agent().Send(context.Background(), "do the thing")
@@ -181,64 +191,49 @@ func TestInvalidPlans(t *testing.T) {
 	}
 }
 
-// Asked for the final answer, the model may re-plan instead: the new plan
-// is carried out, then the answer is asked for again.
-func TestReplanInsteadOfAnswering(t *testing.T) {
-	r := newRig(t, agent.Options{})
-	r.srv.Enqueue(
-		plan("first"),
-		llmserver.TextReply("did the first"),
-		llmserver.ToolCallReply(call("call_more", "set_plan", `{"steps":["one more"]}`)),
-		llmserver.TextReply("did one more"),
-		llmserver.TextReply("Everything is done."),
-	)
-	s, err := r.agent().Send(context.Background(), "work")
-	if err != nil || s.Phase != state.Done || s.FinalAnswer != "Everything is done." {
-		t.Fatalf("phase %s answer %q: %v", s.Phase, s.FinalAnswer, err)
+// Sessions kept by an earlier retrace, whose loop asked for a step's
+// summary and then for the answer, resume under this one: a replan with
+// its set_plan call is planned from, and a session left in reflecting
+// asks the model to go on, with a request that ends with a user or tool
+// message even when the history ends with the model's own words.
+func TestSessionsOfTheEarlierLoopResume(t *testing.T) {
+	ctx := context.Background()
+	begin := []state.Event{
+		{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: "work"}}},
+		{Kind: state.PlanSet, Plan: []state.Step{{Text: "first", Status: state.StepActive}}},
+		{Kind: state.StepCompleted, Step: 0, Messages: []state.Message{{Role: state.RoleAssistant, Content: "did the first"}}},
 	}
-	reqs := r.srv.Requests()
-	if got := toolMessage(t, reqs[3], "call_more"); got != "plan recorded: 1 step; work on it now" {
-		t.Errorf("the re-plan told the model %q", got)
-	}
-	mustContain(t, "the request after the re-plan", reqs[3].Messages[0].Content, "You are carrying out step 1 of the plan: one more\n")
-	if want := []state.Step{{Text: "one more", Status: state.StepDone}}; !slices.Equal(s.Memory.Plan, want) {
-		t.Fatalf("plan %+v", s.Memory.Plan)
-	}
-}
-
-// Resumed in reflecting, the agent goes on with the first step not done,
-// whichever it is, before it asks for the answer.
-func TestReflectingGoesOnWithAnyStepLeft(t *testing.T) {
+	replan := state.Event{Kind: state.Replan, Messages: []state.Message{{Role: state.RoleAssistant,
+		ToolCalls: []state.ToolRequest{{ID: "call_more", Name: "set_plan", Arguments: `{"steps":["one more"]}`}}}}}
 	for _, c := range []struct {
 		name string
+		then []state.Event
+		last string // the role the request after the resume ends with
 		plan []state.Step
-		step string // the step worked on next
 	}{
-		{"first pending", []state.Step{{Text: "a", Status: state.StepPending}, {Text: "b", Status: state.StepActive}}, "step 1 of the plan: a"},
-		{"first active", []state.Step{{Text: "a", Status: state.StepActive}, {Text: "b", Status: state.StepActive}}, "step 1 of the plan: a"},
-		{"second pending", []state.Step{{Text: "a", Status: state.StepDone}, {Text: "b", Status: state.StepPending}, {Text: "c", Status: state.StepActive}}, "step 2 of the plan: b"},
+		{"replan with a call", []state.Event{replan}, "tool", []state.Step{{Text: "one more", Status: state.StepDone}}},
+		{"reflecting after a step's summary", nil, "user", []state.Step{{Text: "first", Status: state.StepDone}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t, agent.Options{})
-			ctx := context.Background()
 			cur := storage.NewCursor(r.store, state.New(r.session))
-			for _, ev := range []state.Event{
-				{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: "work"}}},
-				{Kind: state.PlanSet, Plan: c.plan},
-				{Kind: state.StepCompleted, Step: len(c.plan) - 1},
-			} {
+			for _, ev := range append(slices.Clone(begin), c.then...) {
 				if _, err := cur.Commit(ctx, ev); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if p := cur.State().Phase; p != state.Reflecting {
-				t.Fatalf("set up in %s", p)
+			r.srv.Enqueue(llmserver.TextReply("Everything is done."))
+			s, err := r.agent().Resume(ctx)
+			if err != nil || s.Phase != state.Done || s.FinalAnswer != "Everything is done." || len(r.srv.Requests()) != 1 {
+				t.Fatalf("phase %s answer %q after %d requests: %v", s.Phase, s.FinalAnswer, len(r.srv.Requests()), err)
 			}
-			r.srv.Enqueue(llmserver.TextReply("did it"), llmserver.TextReply("did it too"), llmserver.TextReply("Done."))
-			if _, err := r.agent().Resume(ctx); err != nil {
-				t.Fatal(err)
+			m := r.srv.Requests()[0].Messages
+			if last := m[len(m)-1]; last.Role != c.last || (c.last == "user" && last.Content != "Go on with the task.") {
+				t.Fatalf("the request ends with %+v, want a %s message", last, c.last)
 			}
-			mustContain(t, "the first request after the resume", r.srv.Requests()[0].Messages[0].Content, "You are carrying out "+c.step+"\n")
+			if !slices.Equal(s.Memory.Plan, c.plan) {
+				t.Fatalf("plan %+v, want %+v", s.Memory.Plan, c.plan)
+			}
 		})
 	}
 }
@@ -349,7 +344,6 @@ func TestNotesOutliveTheirTask(t *testing.T) {
 	r.srv.Enqueue(
 		plan("look"),
 		llmserver.ToolCallReply(call("call_n", "note", `{"key":"k","value":"v"}`)),
-		llmserver.TextReply("looked"),
 		llmserver.TextReply("Looked."),
 		llmserver.TextReply("Hello."),
 	)
@@ -359,7 +353,7 @@ func TestNotesOutliveTheirTask(t *testing.T) {
 		}
 	}
 	reqs := r.srv.Requests()
-	if sys := reqs[4].Messages[0].Content; !strings.Contains(sys, "\n\nWorking memory:\nGoal: hello\nNote k: v\n\nDecide how") || strings.Contains(sys, "Step 1") {
+	if sys := reqs[3].Messages[0].Content; !strings.Contains(sys, "\n\nWorking memory:\nGoal: hello\nNote k: v\n\nDecide how") || strings.Contains(sys, "Step 1") {
 		t.Errorf("the next task's planning request:\n%s", sys)
 	}
 }

@@ -21,16 +21,17 @@ Be brief and concrete in what you write to the developer.`, workspace)
 
 const planningInstructions = `Decide how to handle the developer's latest message.
 If it can be answered directly (a greeting, a question you can answer from what you know), answer it now in plain text and call no tool.
-Otherwise call set_plan with a short list of concrete steps (usually 1 to 5); you will then carry them out one at a time.`
+Otherwise call set_plan with a short list of concrete steps (usually 1 to 5); in the same reply you may already call the tools the first step needs.`
 
-func executingInstructions(s state.State, step int) string {
-	return fmt.Sprintf(`You are carrying out step %d of the plan: %s
-Use the tools as needed. When this step is done, reply with a short summary of what you did and found, and call no tool.
-If the plan no longer fits, call set_plan with the remaining steps.`, step+1, s.Memory.Plan[step].Text)
-}
+const workingInstructions = `You are working on the developer's latest message, with the plan above. Read the tool results.
+If there is more to do, call the tools the work needs next; as steps finish, call set_plan again with the same steps and done set to how many are finished (change the steps if the plan no longer fits).
+When the work is done, reply with the final answer for the developer (what was done, and the result, briefly) and call no tool.`
 
-const answerInstructions = `Every step of the plan is done. Write the final answer for the developer: what was done, and the result, briefly.
-If the work is not actually complete, call set_plan with the steps that remain instead of answering.`
+// goOn ends a request whose history ends with the model's own words (a
+// reply cut off by an interruption, or kept by an earlier retrace): every
+// request must end with a user or tool message, or strict servers refuse
+// it and others take the reply as one to continue.
+const goOn = "Go on with the task."
 
 const summarizerPrompt = `You keep a running summary of a long working session between a developer and a coding agent, so the agent can go on when the older turns are no longer in view.
 Write the new summary: the previous summary (if any) merged with the turns below. Keep every fact, decision, file name, command result and open question that later work may need; drop pleasantries and repetition.

@@ -86,7 +86,7 @@ func TestSummariserSeesToolsAndThePreviousSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.srv.Enqueue(plan("read a.go"), llmserver.ToolCallReply(call("call_r", "read_file", `{"path":"a.go"}`)),
-		llmserver.TextReply("read it"), llmserver.TextReply("It is package a."))
+		llmserver.TextReply("It is package a."))
 	if _, err := r.agent().Send(context.Background(), "what is a.go?"); err != nil {
 		t.Fatal(err)
 	}
@@ -95,10 +95,9 @@ func TestSummariserSeesToolsAndThePreviousSummary(t *testing.T) {
 	want := "Turns to fold in:\n" +
 		"\nuser: what is a.go?\n" +
 		"\nassistant: \n[calls set_plan {\"steps\":[\"read a.go\"]}]\n" +
-		"\ntool set_plan result: plan recorded: 1 step; work on it now\n" +
+		"\ntool set_plan result: plan recorded: 0 of 1 steps done; now: read a.go\n" +
 		"\nassistant: \n[calls read_file {\"path\":\"a.go\"}]\n" +
 		"\ntool read_file result: package a\n\n" +
-		"\nassistant: read it\n" +
 		"\nassistant: It is package a.\n"
 	if got != want {
 		t.Fatalf("the summariser was given:\n%s\nwant:\n%s", got, want)

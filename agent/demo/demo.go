@@ -3,7 +3,7 @@ package demo
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -38,26 +38,34 @@ type model struct {
 	n    atomic.Int64 // replies made, for unique tool call ids
 }
 
-var stepLine = regexp.MustCompile(`You are carrying out step (\d+) of the plan: (.*)`)
+// goOn is what retrace sends after a reply of the model's own, to make
+// the request end with a user message; it is not the developer speaking.
+const goOn = "Go on with the task."
 
-// respond decides the next reply from what retrace sent.
+// respond decides the next reply from what retrace sent, as a model
+// would: from the developer's last message and what happened since.
 func (m *model) respond(req llmserver.Request) llmserver.Response {
 	m.n.Add(1)
 	if len(req.Messages) == 0 {
 		return m.text("I was sent nothing.")
 	}
-	system, last := req.Messages[0].Content, req.Messages[len(req.Messages)-1]
-	switch {
-	case len(req.Tools) == 0:
+	if len(req.Tools) == 0 {
 		return m.text("Summary: the developer asked the demo model for help with this workspace; it listed, read and took notes on files.")
-	case strings.Contains(system, "Every step of the plan is done"):
-		return m.text(m.finalAnswer(req))
-	case stepLine.MatchString(system):
-		return m.step(req, stepLine.FindStringSubmatch(system)[2])
-	case last.Role == "user":
-		return m.firstReply(req, last.Content)
 	}
-	return m.text("I am not sure what to do next.")
+	ask := -1
+	for i, msg := range req.Messages {
+		if msg.Role == "user" && msg.Content != goOn {
+			ask = i
+		}
+	}
+	if ask < 0 {
+		return m.text("I am not sure what to do next.")
+	}
+	since := req.Messages[ask+1:]
+	if len(since) == 0 {
+		return m.firstReply(req, req.Messages[ask].Content)
+	}
+	return m.next(req, since)
 }
 
 func (m *model) firstReply(req llmserver.Request, text string) llmserver.Response {
@@ -68,38 +76,49 @@ func (m *model) firstReply(req llmserver.Request, text string) llmserver.Respons
 	case strings.Contains(lower, "what did you") || strings.Contains(lower, "notes"):
 		return m.text(m.recall(req))
 	}
-	args, _ := json.Marshal(map[string]any{"goal": strings.TrimSpace(text), "steps": steps})
-	return m.call("set_plan", string(args))
+	// The plan and the first step's call in one reply.
+	return m.calls("", plan(strings.TrimSpace(text), 0), call{"list_files", `{"pattern":"**"}`})
 }
 
-// step works on one step of the plan: a tool call, then, once its result
-// is in, a short report that ends the step.
-func (m *model) step(req llmserver.Request, step string) llmserver.Response {
-	last := req.Messages[len(req.Messages)-1]
-	done := last.Role == "tool" && !strings.HasPrefix(last.Content, "plan recorded")
-	switch {
-	case strings.HasPrefix(step, "List"):
-		if done {
-			return m.text(fmt.Sprintf("The workspace holds %d entries.", countLines(last.Content)))
+// next works on the plan from the results of the calls made so far: each
+// reply reports on the last result, moves the plan on and makes the next
+// call, until the notes are written (or declined) and it answers.
+func (m *model) next(req llmserver.Request, since []llmserver.Message) llmserver.Response {
+	var called []string
+	results := map[string]string{} // tool name -> its last result
+	names := map[string]string{}   // call id -> tool name
+	for _, msg := range since {
+		for _, c := range msg.ToolCalls {
+			called, names[c.ID] = append(called, c.Name), c.Name
 		}
-		return m.call("list_files", `{"pattern":"**"}`)
-	case strings.HasPrefix(step, "Read"):
-		if done {
-			return m.text(fmt.Sprintf("I read it: %d lines.", countLines(last.Content)))
+		if msg.Role == "tool" {
+			results[names[msg.ToolCallID]] = msg.Content
 		}
-		args, _ := json.Marshal(map[string]any{"path": pickFile(req), "start_line": 1, "end_line": 40})
-		return m.call("read_file", string(args))
-	case strings.HasPrefix(step, "Write"):
-		if done {
-			if strings.Contains(last.Content, "denied") {
-				return m.text("You declined the write, so NOTES.md was not written. That is fine.")
-			}
-			return m.text("NOTES.md is written.")
-		}
-		args, _ := json.Marshal(map[string]any{"path": "NOTES.md", "content": notes(req)})
-		return m.call("write_file", string(args))
 	}
-	return m.text("Done with this step.")
+	has := func(name string) bool { return slices.Contains(called, name) }
+	switch {
+	case has("write_file"):
+		return m.text(m.finalAnswer(req))
+	case has("read_file"):
+		report := fmt.Sprintf("I read it: %d lines.", countLines(results["read_file"]))
+		args, _ := json.Marshal(map[string]any{"path": "NOTES.md", "content": notes(req)})
+		return m.calls(report, plan("", 2), call{"write_file", string(args)})
+	case has("list_files"):
+		report := fmt.Sprintf("The workspace holds %d entries.", countLines(results["list_files"]))
+		args, _ := json.Marshal(map[string]any{"path": pickFile(req), "start_line": 1, "end_line": 40})
+		return m.calls(report, plan("", 1), call{"read_file", string(args)})
+	}
+	return m.text("I am not sure what to do next.")
+}
+
+// plan is a set_plan call with the demo's steps, done of them finished.
+func plan(goal string, done int) call {
+	a := map[string]any{"steps": steps, "done": done}
+	if goal != "" {
+		a["goal"] = goal
+	}
+	args, _ := json.Marshal(a)
+	return call{"set_plan", string(args)}
 }
 
 func (m *model) finalAnswer(req llmserver.Request) string {
@@ -173,14 +192,26 @@ func (m *model) text(s string) llmserver.Response {
 	return llmserver.Stream(append(events, c.Finish("stop"), c.Usage(120+len(s)/3, len(s)/4), llmserver.Done())...)
 }
 
-func (m *model) call(name, args string) llmserver.Response {
+// call is a tool call the demo makes.
+type call struct{ name, args string }
+
+// calls streams a reply: some text, if any, then the calls, each one's
+// arguments in pieces, as servers stream them.
+func (m *model) calls(text string, cs ...call) llmserver.Response {
 	c := llmserver.Chunker{Model: "retrace-demo"}
-	id := fmt.Sprintf("call_demo_%d", m.n.Load())
-	events := []llmserver.Event{llmserver.Pause(m.pace), c.RoleToolStart(0, id, name)}
-	for _, piece := range pieces(args, 12) {
-		events = append(events, c.ToolArgs(0, piece))
+	events := []llmserver.Event{llmserver.Pause(m.pace), c.Role()}
+	for _, piece := range pieces(text, 4) {
+		events = append(events, llmserver.Pause(m.pace), c.Text(piece))
 	}
-	return llmserver.Stream(append(events, c.Finish("tool_calls"), c.Usage(150, len(args)/4), llmserver.Done())...)
+	size := len(text)
+	for i, cl := range cs {
+		events = append(events, c.ToolStart(i, fmt.Sprintf("call_demo_%d_%d", m.n.Load(), i), cl.name))
+		for _, piece := range pieces(cl.args, 12) {
+			events = append(events, c.ToolArgs(i, piece))
+		}
+		size += len(cl.args)
+	}
+	return llmserver.Stream(append(events, c.Finish("tool_calls"), c.Usage(150, size/4), llmserver.Done())...)
 }
 
 // pieces splits s into chunks of about n runes.

@@ -7,7 +7,8 @@
 // real endpoint. It does not check what it is sent the way strict servers
 // do: that is for tests, which install llmtest's checker on it.
 //
-// The model reads retrace's own instructions to know where it is ("You are
-// carrying out step 2 of the plan: ..."), which is exactly what a real
-// model does with them.
+// Like a real model it works from the conversation: the developer's last
+// message and the tool results since. Its first reply sets a plan and
+// makes the first call; each later one reports on a result, moves the
+// plan on (set_plan with done) and makes the next call; the last answers.
 package demo

@@ -140,3 +140,24 @@ func TestDecodeReportsTypeErrors(t *testing.T) {
 		})
 	}
 }
+
+// WithText puts the model's words before its calls, in the same reply.
+func TestToolCallReplyWithText(t *testing.T) {
+	srv, err := llmserver.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.Enqueue(llmserver.ToolCallReply([]llmserver.Call{{ID: "c1", Name: "read_file", Args: `{}`}}, llmserver.WithText("Let me look."), llmserver.WithPieceSize(100)))
+	resp, err := http.Post(srv.URL()+"/chat/completions", "application/json", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	got := string(b)
+	text, call := strings.Index(got, `"content":"Let me look."`), strings.Index(got, `"id":"c1"`)
+	if text < 0 || call < 0 || text > call {
+		t.Fatalf("the text must come first, then the call:\n%s", got)
+	}
+}

@@ -20,6 +20,7 @@ type script struct {
 	noUsage           bool
 	piece             int
 	reasoning         string
+	text              string
 }
 
 func newScript(opts []Opt) script {
@@ -59,6 +60,10 @@ func WithPieceSize(n int) Opt {
 // reasoning_content, or as reasoning in the Ollama dialect.
 func WithReasoning(text string) Opt { return func(s *script) { s.reasoning = text } }
 
+// WithText streams text before a ToolCallReply's calls, as models that
+// say what they are about to do send it.
+func WithText(text string) Opt { return func(s *script) { s.text = text } }
+
 // TextReply streams an answer: the role chunk, the text in small deltas,
 // finish_reason "stop", the usage chunk and [DONE].
 func TextReply(text string, opts ...Opt) Response {
@@ -85,12 +90,18 @@ func ToolCallReply(calls []Call, opts ...Opt) Response {
 		events = append(events, c.PromptFilter())
 	}
 	events = append(events, s.reasoningEvents()...)
+	if s.text != "" {
+		events = append(events, c.Role())
+		for _, p := range split(s.text, s.piece) {
+			events = append(events, c.Text(p))
+		}
+	}
 	for i, call := range calls {
 		switch {
 		case c.Dialect == Ollama:
 			events = append(events, c.ToolWhole(i, call.ID, call.Name, call.Args))
 			continue
-		case i == 0:
+		case i == 0 && s.text == "":
 			events = append(events, c.RoleToolStart(i, call.ID, call.Name))
 		default:
 			events = append(events, c.ToolStart(i, call.ID, call.Name))

@@ -49,6 +49,8 @@ var checks = []check{
 	{name: "content", run: checkContent},
 	{name: "tool call shape", run: checkToolCallShape},
 	{name: "tool pairing", run: checkPairing},
+	{name: "last role", run: checkLastRole},
+	{name: "assistant twice", run: checkAssistantTwice},
 	{name: "mistral ids", on: func(r Rules) bool { return r.MistralIDs }, run: checkMistralIDs},
 	{name: "ollama arguments", on: func(r Rules) bool { return r.OllamaJSONArgs }, run: checkOllamaArgs},
 	{name: "reasoning echo", on: func(r Rules) bool { return r.RejectReasoningEcho }, run: checkReasoningEcho},
@@ -266,6 +268,38 @@ func checkReasoningMissing(req llmserver.Request, _ Rules) []Violation {
 				Message: fmt.Sprintf("Missing `reasoning_content` field in the assistant message at message index %d. "+
 					"For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls", i),
 				Code: "invalid_request_error",
+			})
+		}
+	}
+	return bad
+}
+
+// checkLastRole: a request ends with what the model is to answer, a user
+// or tool message, never with the model's own words.
+func checkLastRole(req llmserver.Request, _ Rules) []Violation {
+	if len(req.Messages) == 0 {
+		return nil
+	}
+	i := len(req.Messages) - 1
+	if role := req.Messages[i].Role; role != "user" && role != "tool" {
+		return []Violation{{
+			Rule:    RuleLastRole,
+			Message: fmt.Sprintf("Expected last role User or Tool (or Assistant with prefix True) for serving but got %s", role),
+			Param:   msgPath(i) + ".role",
+		}}
+	}
+	return nil
+}
+
+// checkAssistantTwice: the model's turns alternate with what it answers.
+func checkAssistantTwice(req llmserver.Request, _ Rules) []Violation {
+	var bad []Violation
+	for i := 1; i < len(req.Messages); i++ {
+		if req.Messages[i].Role == "assistant" && req.Messages[i-1].Role == "assistant" {
+			bad = append(bad, Violation{
+				Rule:    RuleAssistantTwice,
+				Message: fmt.Sprintf("Unexpected role 'assistant' after role 'assistant' (messages %d and %d)", i-1, i),
+				Param:   msgPath(i) + ".role",
 			})
 		}
 	}

@@ -34,7 +34,7 @@ func TestCheckAcceptsValidHistories(t *testing.T) {
 		"one user message":        chat(user),
 		"system, developer, user": chat(`{"role":"system","content":"s"},{"role":"developer","content":"d"},` + user),
 		"text exchange":           chat(user + "," + textReply + "," + user),
-		"calls answered":          chat(user + "," + callsAB + "," + answerA + "," + answerB + "," + textReply),
+		"calls answered":          chat(user + "," + callsAB + "," + answerA + "," + answerB + "," + textReply + "," + user),
 		"answered out of order":   chat(user + "," + callsAB + "," + answerB + "," + answerA),
 		"empty tool result":       chat(user + `,{"role":"assistant","content":"","tool_calls":[{"id":"c","type":"function","function":{"name":"n","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":""}`),
 		"content parts":           chat(`{"role":"user","content":[{"type":"text","text":"hi"}]}`),
@@ -58,6 +58,24 @@ func TestCheckRejects(t *testing.T) {
 		param   string // checked when message is checked
 		status  int    // 0 means 400
 	}{
+		{
+			name: "ends with the model's reply", body: chat(user + "," + textReply),
+			rule:    llmtest.RuleLastRole,
+			message: "Expected last role User or Tool (or Assistant with prefix True) for serving but got assistant",
+			param:   "messages[1].role",
+		},
+		{
+			name: "ends with a system message", body: chat(user + `,{"role":"system","content":"s"}`),
+			rule:    llmtest.RuleLastRole,
+			message: "Expected last role User or Tool (or Assistant with prefix True) for serving but got system",
+			param:   "messages[1].role",
+		},
+		{
+			name: "two replies in a row", body: chat(user + "," + textReply + "," + textReply + "," + user),
+			rule:    llmtest.RuleAssistantTwice,
+			message: "Unexpected role 'assistant' after role 'assistant' (messages 1 and 2)",
+			param:   "messages[2].role",
+		},
 		{
 			name: "call without an answer", body: chat(user + "," + callsAB + "," + answerA + "," + user),
 			rule:    llmtest.RuleUnanswered,

@@ -57,6 +57,13 @@ const (
 	// RuleReasoningMissing: (Rules.RequireReasoningEcho) an assistant
 	// message with tool calls but no reasoning_content.
 	RuleReasoningMissing Rule = "reasoning_missing"
+	// RuleLastRole: the last message is not from the user or a tool.
+	// Mistral refuses it; Anthropic-compatible servers take a trailing
+	// assistant message as a reply to continue.
+	RuleLastRole Rule = "last_message_role"
+	// RuleAssistantTwice: two assistant messages in a row, which Mistral
+	// and Anthropic-compatible servers refuse.
+	RuleAssistantTwice Rule = "consecutive_assistant_messages"
 	// RuleNoScript: a valid request arrived with no scripted response left
 	// and no handler, or a handler that returned nil.
 	RuleNoScript Rule = "no_scripted_response"

@@ -344,26 +344,26 @@ func TestResumeOfARestoredMidTaskVersion(t *testing.T) {
 	if err := r.ctrl.Create(storage.NewSession{}); err != nil {
 		t.Fatal(err)
 	}
-	// v1 the message, v2 the plan, v3 set_plan answered, v4 step 1
-	// active, v5 step 1 completed, v6 the answer.
-	r.srv.Enqueue(planCall("call_plan", `{"steps":["look around"]}`), llmserver.TextReply("Looked: nothing odd."), llmserver.TextReply("All is well."))
+	// v1 the message, v2 the plan, v3 set_plan answered, v4 the results
+	// handed back, v5 the answer.
+	r.srv.Enqueue(planCall("call_plan", `{"steps":["look around"]}`), llmserver.TextReply("Looked: nothing odd. All is well."))
 	if err := r.ctrl.Submit("check the project"); err != nil {
 		t.Fatal(err)
 	}
-	if done, _ := finish(t, r.ctrl); done.Err != nil || done.State.Version != 6 {
+	if done, _ := finish(t, r.ctrl); done.Err != nil || done.State.Version != 5 {
 		t.Fatalf("the first task ended at v%d: %v", done.State.Version, done.Err)
 	}
-	if err := r.ctrl.Restore(4); err != nil {
+	if err := r.ctrl.Restore(3); err != nil {
 		t.Fatal(err)
 	}
-	if h := r.ctrl.Head(); h.Version != 4 || h.Phase != state.Executing {
-		t.Fatalf("restored v%d %s, want v4 executing", h.Version, h.Phase)
+	if h := r.ctrl.Head(); h.Version != 3 || h.Phase != state.Executing {
+		t.Fatalf("restored v%d %s, want v3 executing", h.Version, h.Phase)
 	}
-	if info := r.ctrl.Info(); info.Session.Head != 4 || info.Session.Phase != state.Executing {
+	if info := r.ctrl.Info(); info.Session.Head != 3 || info.Session.Phase != state.Executing {
 		t.Fatalf("the store's head after the restore: v%d %s", info.Session.Head, info.Session.Phase)
 	}
 	sent := len(r.srv.Requests())
-	r.srv.Enqueue(llmserver.TextReply("Looked again."), llmserver.TextReply("Still well."))
+	r.srv.Enqueue(llmserver.TextReply("Still well."))
 	if err := r.ctrl.Resume(); err != nil {
 		t.Fatal(err)
 	}
@@ -371,10 +371,10 @@ func TestResumeOfARestoredMidTaskVersion(t *testing.T) {
 	if done.Err != nil || done.State.Phase != state.Done || done.State.FinalAnswer != "Still well." {
 		t.Fatalf("resumed: %s %q %v", done.State.Phase, done.State.FinalAnswer, done.Err)
 	}
-	if done.State.Version != 8 || done.Info.Branches != 2 || done.Info.Branch != 2 {
-		t.Fatalf("resumed to v%d on branch %d of %d, want v8 on a second branch", done.State.Version, done.Info.Branch, done.Info.Branches)
+	if done.State.Version != 7 || done.Info.Branches != 2 || done.Info.Branch != 2 {
+		t.Fatalf("resumed to v%d on branch %d of %d, want v7 on a second branch", done.State.Version, done.Info.Branch, done.Info.Branches)
 	}
-	_, path, err := r.ctrl.History(8)
+	_, path, err := r.ctrl.History(7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,10 +382,10 @@ func TestResumeOfARestoredMidTaskVersion(t *testing.T) {
 	for _, rec := range path {
 		versions = append(versions, rec.Version)
 	}
-	if !slices.Equal(versions, []int{1, 2, 3, 4, 7, 8}) {
-		t.Fatalf("the resumed branch's path: %v, want 1 2 3 4 7 8", versions)
+	if !slices.Equal(versions, []int{1, 2, 3, 6, 7}) {
+		t.Fatalf("the resumed branch's path: %v, want 1 2 3 6 7", versions)
 	}
-	// The first request carried on from v4: the abandoned branch's reply
+	// The first request carried on from v3: the abandoned branch's reply
 	// is not in it.
 	first := r.srv.Requests()[sent]
 	for _, m := range first.Messages {
@@ -393,7 +393,7 @@ func TestResumeOfARestoredMidTaskVersion(t *testing.T) {
 			t.Fatalf("the resumed task was sent the other branch's %q", m.Content)
 		}
 	}
-	if !strings.Contains(first.Messages[0].Content, "step 1 of the plan: look around") {
+	if !strings.Contains(first.Messages[0].Content, "Step 1 [active]: look around") {
 		t.Fatalf("the resumed request does not carry on step 1:\n%s", first.Messages[0].Content)
 	}
 
@@ -402,12 +402,12 @@ func TestResumeOfARestoredMidTaskVersion(t *testing.T) {
 	if err := r.ctrl.Resume(); err != nil {
 		t.Fatal(err)
 	}
-	if done, _ := finish(t, r.ctrl); done.Err != nil || done.State.Version != 8 || len(r.srv.Requests()) != sent {
+	if done, _ := finish(t, r.ctrl); done.Err != nil || done.State.Version != 7 || len(r.srv.Requests()) != sent {
 		t.Fatalf("resume at rest: v%d %v, %d requests", done.State.Version, done.Err, len(r.srv.Requests())-sent)
 	}
 
 	// A new message on a restored mid-task version interrupts it first.
-	if err := r.ctrl.Restore(4); err != nil {
+	if err := r.ctrl.Restore(3); err != nil {
 		t.Fatal(err)
 	}
 	r.srv.Enqueue(llmserver.TextReply("Something else, then."))
@@ -419,15 +419,15 @@ func TestResumeOfARestoredMidTaskVersion(t *testing.T) {
 		t.Fatalf("the new message: %v", done.Err)
 	}
 	first9 := evs[0].(session.StateChanged).State
-	if first9.Version != 9 || first9.ParentVersion != 4 || first9.Phase != state.Idle {
-		t.Fatalf("the first checkpoint after the new message: v%d from v%d %s, want v9 from v4 idle", first9.Version, first9.ParentVersion, first9.Phase)
+	if first9.Version != 8 || first9.ParentVersion != 3 || first9.Phase != state.Idle {
+		t.Fatalf("the first checkpoint after the new message: v%d from v%d %s, want v8 from v3 idle", first9.Version, first9.ParentVersion, first9.Phase)
 	}
-	_, path, err = r.ctrl.History(9)
+	_, path, err = r.ctrl.History(8)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ev := path[len(path)-1].Data; ev.Kind != state.Interrupted || !strings.Contains(ev.Text, "a new message replaced") {
-		t.Fatalf("v9 is %s %q, want the unfinished task recorded as interrupted", ev.Kind, ev.Text)
+		t.Fatalf("v8 is %s %q, want the unfinished task recorded as interrupted", ev.Kind, ev.Text)
 	}
 }
 
@@ -500,7 +500,7 @@ func TestPlanRevisedMidTask(t *testing.T) {
 	r.srv.Enqueue(
 		planCall("call_p1", `{"steps":["read a","read b"]}`),
 		planCall("call_p2", `{"goal":"fix c instead","steps":["read c","fix c","test c"]}`),
-		llmserver.TextReply("Read c."), llmserver.TextReply("Fixed c."), llmserver.TextReply("Tested c."),
+		planCall("call_p3", `{"goal":"fix c instead","steps":["read c","fix c","test c"],"done":2}`),
 		llmserver.TextReply("c is fixed."),
 	)
 	if err := r.ctrl.Submit("look at a and b"); err != nil {
@@ -518,7 +518,7 @@ func TestPlanRevisedMidTask(t *testing.T) {
 			}
 		}
 	}
-	want := [][]string{nil, {"read a", "read b"}, {"read c", "fix c", "test c"}}
+	want := [][]string{nil, {"read a", "read b"}, {"read c", "fix c", "test c"}} // the third plan only moves the second on
 	if len(plans) != len(want) || !slices.Equal(plans[1], want[1]) || !slices.Equal(plans[2], want[2]) {
 		t.Fatalf("the plans the events showed: %q, want %q", plans, want)
 	}
@@ -537,13 +537,13 @@ func TestPlanRevisedMidTask(t *testing.T) {
 			revision = c
 		}
 	}
-	if !revision.Finished() || revision.Error != "" || !strings.Contains(revision.Result, "3 steps") {
+	if !revision.Finished() || revision.Error != "" || !strings.Contains(revision.Result, "0 of 3 steps done; now: read c") {
 		t.Fatalf("the revising call in the log: %+v", revision)
 	}
 	// The step after the revision is the new plan's first, and the model
 	// is told so.
 	reqs := r.srv.Requests()
-	if sys := reqs[2].Messages[0].Content; !strings.Contains(sys, "step 1 of the plan: read c") {
+	if sys := reqs[2].Messages[0].Content; !strings.Contains(sys, "Step 1 [active]: read c\nStep 2 [pending]: fix c") {
 		t.Fatalf("the request after the revision:\n%s", sys)
 	}
 	_, path, err := r.ctrl.History(s.Version)
@@ -556,8 +556,8 @@ func TestPlanRevisedMidTask(t *testing.T) {
 			revised++
 		}
 	}
-	if revised != 1 {
-		t.Fatalf("%d stored plan_set checkpoints carry the revision, want 1", revised)
+	if revised != 2 {
+		t.Fatalf("%d stored plan_set checkpoints carry the three steps, want 2: the revision and the move on", revised)
 	}
 }
 

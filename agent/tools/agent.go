@@ -2,6 +2,7 @@ package tools
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -15,6 +16,15 @@ type noteArgs struct {
 type planArgs struct {
 	Goal  string   `json:"goal"`
 	Steps []string `json:"steps"`
+	Done  int      `json:"done"`
+}
+
+// Plan is a set_plan call's plan: the steps in order, how many of them
+// (from the first) are done, and the goal if the model gave one.
+type Plan struct {
+	Goal  string
+	Steps []string
+	Done  int
 }
 
 // ParseNote checks the arguments of a note call, which the agent handles
@@ -40,25 +50,30 @@ func (a *noteArgs) clean() (key, value string, err error) {
 
 // ParsePlan checks the arguments of a set_plan call, which the agent
 // handles itself. Steps come back trimmed, with empty ones dropped; at
-// least one must remain. The goal is optional.
-func ParsePlan(args string) (goal string, steps []string, err error) {
+// least one must remain. The goal is optional; done counts the finished
+// steps, from the first, and is at most their number.
+func ParsePlan(args string) (Plan, error) {
 	var a planArgs
 	if err := decodeArgs("set_plan", planParams, args, &a); err != nil {
-		return "", nil, err
+		return Plan{}, err
 	}
 	return a.clean()
 }
 
-// clean trims the goal and the steps, drops empty steps and checks one is
-// left.
-func (a *planArgs) clean() (goal string, steps []string, err error) {
+// clean trims the goal and the steps, drops empty steps, and checks one is
+// left and done is in range.
+func (a *planArgs) clean() (Plan, error) {
+	var steps []string
 	for _, s := range a.Steps {
 		if s = strings.TrimSpace(s); s != "" {
 			steps = append(steps, s)
 		}
 	}
 	if len(steps) == 0 {
-		return "", nil, invalidArgs("set_plan", errors.New("steps must hold at least one non-empty step"))
+		return Plan{}, invalidArgs("set_plan", errors.New("steps must hold at least one non-empty step"))
 	}
-	return strings.TrimSpace(a.Goal), steps, nil
+	if a.Done < 0 || a.Done > len(steps) {
+		return Plan{}, invalidArgs("set_plan", fmt.Errorf("done must be between 0 and the number of steps (%d), not %d", len(steps), a.Done))
+	}
+	return Plan{Goal: strings.TrimSpace(a.Goal), Steps: steps, Done: a.Done}, nil
 }

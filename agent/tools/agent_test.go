@@ -34,20 +34,26 @@ func TestParsePlan(t *testing.T) {
 	for _, tc := range []struct {
 		args, goal string
 		steps      []string
+		done       int
 		err        string
 	}{
-		{`{"goal":"ship","steps":["read","change","test"]}`, "ship", []string{"read", "change", "test"}, ""},
-		{`{"steps":[" a ","","  ","b"]}`, "", []string{"a", "b"}, ""},
-		{`{"steps":[]}`, "", nil, "steps must hold at least one non-empty step"},
-		{`{"steps":["", " "]}`, "", nil, "at least one non-empty step"},
-		{`{"goal":"x"}`, "", nil, `missing required field "steps"`},
-		{`{"steps":"do it"}`, "", nil, `"steps" must be an array of strings`},
-		{`{"steps":[1,2]}`, "", nil, `"steps" must be an array of strings`},
+		{`{"goal":"ship","steps":["read","change","test"]}`, "ship", []string{"read", "change", "test"}, 0, ""},
+		{`{"steps":[" a ","","  ","b"]}`, "", []string{"a", "b"}, 0, ""},
+		{`{"steps":["a","b","c"],"done":2}`, "", []string{"a", "b", "c"}, 2, ""},
+		{`{"steps":["a","b"],"done":2}`, "", []string{"a", "b"}, 2, ""},
+		{`{"steps":["a","b"],"done":3}`, "", nil, 0, "done must be between 0 and the number of steps (2), not 3"},
+		{`{"steps":["a","b"],"done":-1}`, "", nil, 0, "done must be between 0 and the number of steps (2), not -1"},
+		{`{"steps":["a"],"done":"all"}`, "", nil, 0, `"done" must be an integer`},
+		{`{"steps":[]}`, "", nil, 0, "steps must hold at least one non-empty step"},
+		{`{"steps":["", " "]}`, "", nil, 0, "at least one non-empty step"},
+		{`{"goal":"x"}`, "", nil, 0, `missing required field "steps"`},
+		{`{"steps":"do it"}`, "", nil, 0, `"steps" must be an array of strings`},
+		{`{"steps":[1,2]}`, "", nil, 0, `"steps" must be an array of strings`},
 	} {
-		goal, steps, err := ParsePlan(tc.args)
+		p, err := ParsePlan(tc.args)
 		t.Run(tc.args, func(t *testing.T) { checkErr(t, err, tc.err) })
-		if goal != tc.goal || !slices.Equal(steps, tc.steps) {
-			t.Errorf("ParsePlan(%s) = %q, %q; want %q, %q", tc.args, goal, steps, tc.goal, tc.steps)
+		if p.Goal != tc.goal || !slices.Equal(p.Steps, tc.steps) || p.Done != tc.done {
+			t.Errorf("ParsePlan(%s) = %+v; want %q, %q, done %d", tc.args, p, tc.goal, tc.steps, tc.done)
 		}
 	}
 }

@@ -42,6 +42,7 @@ var (
 	planParams = []param{
 		{"goal", "string", "What the whole plan achieves, in one sentence.", false},
 		{"steps", "array", "The steps in order, each one short sentence.", true},
+		{"done", "integer", "How many of the steps, from the first, are finished; the next one is being worked on. Default 0. Call set_plan again with the same steps and a higher done as you finish them.", false},
 	}
 )
 

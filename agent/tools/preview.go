@@ -176,13 +176,16 @@ func previewNote(a *noteArgs) (Preview, error) {
 
 // previewPlan summarises a set_plan call, refusing what ParsePlan refuses.
 func previewPlan(a *planArgs) (Preview, error) {
-	goal, steps, err := a.clean()
+	p, err := a.clean()
 	if err != nil {
 		return Preview{}, err
 	}
-	s := "plan: " + plural(len(steps), "step")
-	if goal != "" {
-		s += " to " + oneLine(goal)
+	s := "plan: " + plural(len(p.Steps), "step")
+	if p.Goal != "" {
+		s += " to " + oneLine(p.Goal)
+	}
+	if p.Done > 0 {
+		s += fmt.Sprintf(", %d done", p.Done)
 	}
 	return Preview{Summary: s}, nil
 }

@@ -1,0 +1,146 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"retrace/agent"
+	"retrace/agent/llmserver"
+	"retrace/agent/tokens"
+	"retrace/state"
+)
+
+// The loop follows the model's turns: every request is a reply the task
+// needs, so a task takes exactly as many requests as its script has
+// replies. Every request of every task is checked by the strict server,
+// which refuses one that ends with the model's own words or has two of
+// its replies in a row. The answer is in the history once.
+func TestEachReplyIsOneRequest(t *testing.T) {
+	reads := func(n int) []llmserver.Response {
+		var out []llmserver.Response
+		for i := range n {
+			out = append(out, llmserver.ToolCallReply(call(fmt.Sprintf("call_r%d", i), "list_files", `{}`)))
+		}
+		return out
+	}
+	script := func(parts ...[]llmserver.Response) []llmserver.Response {
+		var out []llmserver.Response
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return append(out, llmserver.TextReply("The answer."))
+	}
+	one := func(r llmserver.Response) []llmserver.Response { return []llmserver.Response{r} }
+	for _, c := range []struct {
+		name    string
+		replies []llmserver.Response
+		deny    bool
+	}{
+		{"a direct answer", script(), false},
+		{"a plan and one tool round", script(one(plan("look")), reads(1)), false},
+		{"a plan and two tool rounds", script(one(plan("look")), reads(2)), false},
+		{"a plan and five tool rounds", script(one(plan("look")), reads(5)), false},
+		{"a plan and its first call in one reply", script(one(llmserver.ToolCallReply([]llmserver.Call{
+			{ID: "call_plan", Name: "set_plan", Args: `{"steps":["look"]}`}, {ID: "call_r", Name: "list_files", Args: `{}`}}))), false},
+		{"a denied approval", script(one(plan("write")),
+			one(llmserver.ToolCallReply(call("call_w", "write_file", `{"path":"x.txt","content":"x"}`)))), true},
+		{"a re-plan", script(one(plan("look")), reads(1),
+			one(llmserver.ToolCallReply(call("call_re", "set_plan", `{"steps":["look elsewhere","compare"]}`))), reads(1)), false},
+		{"commentary before the calls", script(one(plan("look")),
+			one(llmserver.ToolCallReply(call("call_c", "list_files", `{}`), llmserver.WithText("Let me list the files.")))), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, agent.Options{})
+			if !c.deny {
+				r.approve.decisions = []agent.Decision{{Approved: true}}
+			}
+			r.srv.Enqueue(c.replies...)
+			s, err := r.agent().Send(context.Background(), "do it")
+			if err != nil || s.Phase != state.Done || s.FinalAnswer != "The answer." {
+				t.Fatalf("phase %s answer %q: %v", s.Phase, s.FinalAnswer, err)
+			}
+			if n := len(r.srv.Requests()); n != len(c.replies) {
+				t.Fatalf("%d requests for %d replies: the loop must add none", n, len(c.replies))
+			}
+			if s.Iteration != len(c.replies) {
+				t.Fatalf("iteration %d, want %d", s.Iteration, len(c.replies))
+			}
+			answers := 0
+			for _, m := range s.History {
+				if strings.Contains(m.Content, "The answer.") {
+					answers++
+				}
+			}
+			if answers != 1 {
+				t.Fatalf("the answer is in the history %d times, want once", answers)
+			}
+			if c.deny && (len(r.approve.asked) != 1 || r.file("x.txt") != "") {
+				t.Fatalf("asked %v, x.txt %q", r.approve.asked, r.file("x.txt"))
+			}
+		})
+	}
+}
+
+// BenchmarkRequestsPerTask measures what a task costs in requests and in
+// prompt tokens (tiktoken's count of each request body, tools included),
+// for a direct answer and for a plan with 1, 2 and 5 tool rounds. The
+// model is a handler that plans, calls list_files until it has done so n
+// times, then answers: it plays along with whatever the loop asks, so the
+// figures say what the loop costs.
+//
+//	go test ./agent -run '^$' -bench RequestsPerTask -benchtime 1x
+func BenchmarkRequestsPerTask(b *testing.B) {
+	count := tokens.NewCounter("gpt-4o-mini")
+	for _, rounds := range []int{-1, 1, 2, 5} {
+		name := fmt.Sprintf("plan+%d-rounds", rounds)
+		if rounds < 0 {
+			name = "direct-answer"
+		}
+		b.Run(name, func(b *testing.B) {
+			var requests, prompt int
+			for b.Loop() {
+				r := newRig(b, agent.Options{})
+				r.srv.SetHandler(func(req llmserver.Request) llmserver.Response {
+					return scriptedTask(req, rounds)
+				})
+				if s, err := r.agent().Send(context.Background(), "look around"); err != nil || s.Phase != state.Done {
+					b.Fatalf("phase %s: %v", s.Phase, err)
+				}
+				reqs := r.srv.Requests()
+				requests += len(reqs)
+				for _, req := range reqs {
+					prompt += count.Text(string(req.Raw))
+				}
+			}
+			b.ReportMetric(float64(requests)/float64(b.N), "requests/task")
+			b.ReportMetric(float64(prompt)/float64(b.N), "prompt-tokens/task")
+		})
+	}
+}
+
+// scriptedTask answers at once (rounds < 0), or plans, calls list_files
+// rounds times, and answers; a request that is none of these (a step's
+// report the loop asks for) gets a short text.
+func scriptedTask(req llmserver.Request, rounds int) llmserver.Response {
+	if rounds < 0 {
+		return llmserver.TextReply("Hello!")
+	}
+	planned, listed := false, 0
+	for _, m := range req.Messages {
+		for _, c := range m.ToolCalls {
+			planned = planned || c.Name == "set_plan"
+			if c.Name == "list_files" {
+				listed++
+			}
+		}
+	}
+	switch {
+	case !planned:
+		return plan("look around")
+	case listed < rounds:
+		return llmserver.ToolCallReply(call(fmt.Sprintf("call_l%d", listed), "list_files", `{}`))
+	}
+	return llmserver.TextReply("I looked around.")
+}

@@ -29,7 +29,7 @@ type runFlags struct {
 func runCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	var f runFlags
 	f.register(fs)
-	fs.StringVar(&f.session, "session", "", "continue this session (an id or a prefix), with its history; a task it left unfinished is resumed first")
+	fs.StringVar(&f.session, "session", "", "continue this session (an id or a prefix), with its history; with no PROMPT, carry on the task it left interrupted; a task a crash cut off is carried on first")
 	fs.StringVar(&f.workspace, "workspace", "", "the directory tools work in (default the current directory)")
 	fs.StringVar(&f.allow, "allow", "", "comma-separated tools that may run without asking: "+strings.Join(tools.Gated(), ", "))
 	fs.BoolVar(&f.yes, "yes", false, "approve every tool call (otherwise tools that change files or run commands are denied)")
@@ -69,10 +69,14 @@ func runTask(ctx context.Context, c *cli, f runFlags, args []string) error {
 
 	out := newProgress(c.stdout, c.stderr, f.asJSON, ctrl.Head())
 	h := headless{all: f.yes, out: c.stderr}
+	// A task cut off by a crash is carried on first; an interrupted one
+	// only when no new prompt replaces it.
 	final := ctrl.Head()
-	if final.Phase.Active() {
+	if final.Phase.Active() || (prompt == "" && final.Unfinished()) {
 		fmt.Fprintf(c.stderr, "resuming the unfinished task (phase %s)\n", final.Phase)
 		final, err = follow(ctx, ctrl, ctrl.Resume, out, h)
+	} else if prompt == "" {
+		fmt.Fprintf(c.stderr, "session %s has no unfinished task; give a PROMPT to go on\n", session.Short(final.SessionID))
 	}
 	if err == nil && prompt != "" {
 		final, err = follow(ctx, ctrl, func() error { return ctrl.Submit(prompt) }, out, h)
@@ -149,7 +153,9 @@ func readPrompt(stdin io.Reader, args []string, haveSession bool) (string, error
 		if strings.TrimSpace(string(b)) == "" {
 			return "", usagef("the prompt on stdin is empty")
 		}
-		return string(b), nil
+		// `echo prompt | retrace run -` ends it with the shell's newline,
+		// which is not part of what was asked.
+		return strings.TrimRight(string(b), "\r\n"), nil
 	case strings.TrimSpace(args[0]) == "":
 		return "", usagef("the prompt is empty")
 	}

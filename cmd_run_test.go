@@ -93,7 +93,7 @@ func TestRunATask(t *testing.T) {
 		t.Fatalf("follow-up: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	reqs := e.srv.Requests()
-	if follow := reqs[len(reqs)-1].Messages; !strings.Contains(follow[1].Content, "what is main.go?") || follow[len(follow)-1].Content != "what did I ask?\n" {
+	if follow := reqs[len(reqs)-1].Messages; !strings.Contains(follow[1].Content, "what is main.go?") || follow[len(follow)-1].Content != "what did I ask?" {
 		t.Fatalf("the follow-up must carry the history: %+v", follow)
 	}
 
@@ -217,9 +217,40 @@ func TestRunInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	head, err := st.Head(context.Background(), sessionID(t, e.db))
+	id := sessionID(t, e.db)
+	head, err := st.Head(context.Background(), id)
 	if err != nil || head.Phase != state.Idle {
 		t.Fatalf("head %s, %v", head.Phase, err)
+	}
+	st.Close()
+
+	// The hint says 'retrace run --session ID' goes on: it does, with no
+	// prompt, asking the model to go on from what streamed.
+	if !strings.Contains(r.stderr, "'retrace run --session "+id[:8]+"' goes on") {
+		t.Fatalf("the hint: %s", r.stderr)
+	}
+	sent := len(e.srv.Requests())
+	e.srv.Enqueue(llmserver.TextReply("...there was a story."))
+	r = e.run(t, "", "--session", id[:8])
+	if r.code != exitOK || strings.TrimSpace(r.stdout) != "...there was a story." || !strings.Contains(r.stderr, "resuming the unfinished task") {
+		t.Fatalf("going on: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	reqs := e.srv.Requests()
+	if len(reqs) != sent+1 {
+		t.Fatalf("%d requests to go on, want 1", len(reqs)-sent)
+	}
+	// It ends with what the model is to answer: the person's message when
+	// nothing had streamed yet, else the cut-off reply and a word to go on.
+	m := reqs[sent].Messages
+	last, before := m[len(m)-1], m[len(m)-2]
+	cutOff := before.Role == "assistant" && strings.HasPrefix(before.Content, "Once upon") && last.Content == "Go on with the task."
+	if last.Role != "user" || (last.Content != "tell a story" && !cutOff) {
+		t.Fatalf("the request to go on ends with %q then %s %q", before.Content, last.Role, last.Content)
+	}
+	// At rest, with nothing left to go on with, it says so and asks nothing.
+	r = e.run(t, "", "--session", id[:8])
+	if r.code != exitOK || !strings.Contains(r.stderr, "has no unfinished task") || len(e.srv.Requests()) != sent+1 {
+		t.Fatalf("nothing to go on with: exit %d\n%s", r.code, r.stderr)
 	}
 }
 

@@ -143,10 +143,22 @@ func (a *Agent) Send(ctx context.Context, text string) (state.State, error) {
 	return a.loop(ctx)
 }
 
-// Resume carries on a task that stopped midway, after a crash or a quit.
-// A tool call that was running then is recorded as interrupted and not run
-// again. Resuming a session at rest does nothing.
+// Resume carries on a task that stopped midway: after a crash or a quit
+// (its phase is still active), or after it was interrupted (a resumed
+// event takes it up again, and the model is asked to go on). A tool call
+// that was running at a crash is recorded as interrupted and not run
+// again. Resuming a session at rest, with no task left unfinished, does
+// nothing.
 func (a *Agent) Resume(ctx context.Context) (state.State, error) {
+	if a.cp.State().Unfinished() {
+		if _, err := a.commit(ctx, state.Event{Kind: state.Resumed}); err != nil {
+			var ce *commitError
+			if errors.As(err, &ce) {
+				return a.cp.State(), ce.err
+			}
+			return a.cp.State(), err
+		}
+	}
 	return a.loop(ctx)
 }
 

@@ -144,3 +144,68 @@ func scriptedTask(req llmserver.Request, rounds int) llmserver.Response {
 	}
 	return llmserver.TextReply("I looked around.")
 }
+
+// A task interrupted while a command ran is taken up again by Resume: a
+// resumed event, then the model reads the results (the interrupted call
+// says so) and goes on. At rest, with nothing unfinished, Resume does
+// nothing.
+func TestResumeTakesUpAnInterruptedTask(t *testing.T) {
+	r := newRig(t, agent.Options{Allowed: []string{"run_command"}})
+	r.srv.Enqueue(plan("wait"), llmserver.ToolCallReply(call("call_s", "run_command", `{"command":"sleep 30"}`)))
+	ctx, cancel := context.WithCancel(context.Background())
+	r.obs.onState = func(s state.State) {
+		if n := len(s.Memory.ToolCalls); n > 1 && !s.Memory.ToolCalls[n-1].StartedAt.IsZero() {
+			cancel()
+		}
+	}
+	if _, err := r.agent().Send(ctx, "wait a while"); err == nil {
+		t.Fatal("the task was not interrupted")
+	}
+	r.obs.onState = nil
+	sent := len(r.srv.Requests())
+	r.srv.Enqueue(llmserver.TextReply("The wait was cut short."))
+	s, err := r.agent().Resume(context.Background())
+	if err != nil || s.Phase != state.Done || s.FinalAnswer != "The wait was cut short." {
+		t.Fatalf("resumed: %s %q: %v", s.Phase, s.FinalAnswer, err)
+	}
+	reqs := r.srv.Requests()
+	if len(reqs) != sent+1 {
+		t.Fatalf("%d requests to go on, want 1", len(reqs)-sent)
+	}
+	m := reqs[sent].Messages
+	if last := m[len(m)-1]; last.Role != "tool" || last.ToolCallID != "call_s" || !strings.Contains(last.Content, "interrupted") {
+		t.Fatalf("the request to go on ends with %+v", last)
+	}
+	if s.Memory.CurrentGoal != "wait a while" || len(s.Memory.Plan) != 1 || s.Memory.Plan[0].Status != state.StepDone {
+		t.Fatalf("the task went on with its goal and plan: %q %+v", s.Memory.CurrentGoal, s.Memory.Plan)
+	}
+	if again, err := r.agent().Resume(context.Background()); err != nil || again.Version != s.Version || len(r.srv.Requests()) != sent+1 {
+		t.Fatalf("resume at rest: v%d (was v%d), %d requests: %v", again.Version, s.Version, len(r.srv.Requests())-sent-1, err)
+	}
+}
+
+// Tool-call ids are the server's, not keys: a server that numbers its
+// calls per reply (call_0_0 in every reply) gets each task's call run.
+func TestRepeatedCallIDsRunEveryTime(t *testing.T) {
+	r := newRig(t, agent.Options{})
+	for i, task := range []string{"list", "list again"} {
+		r.srv.Enqueue(llmserver.ToolCallReply(call("call_0_0", "list_files", `{}`)), llmserver.TextReply(fmt.Sprintf("Listed %d.", i+1)))
+		s, err := r.agent().Send(context.Background(), task)
+		if err != nil || s.Phase != state.Done {
+			t.Fatalf("task %d: %s: %v", i+1, s.Phase, err)
+		}
+		last := s.Memory.ToolCalls[len(s.Memory.ToolCalls)-1]
+		if last.ID != "call_0_0" || last.Error != "" || last.StartedAt.IsZero() || !last.Finished() {
+			t.Fatalf("task %d's call was not run: %+v", i+1, last)
+		}
+		if n := len(s.Memory.ToolCalls); n != i+1 {
+			t.Fatalf("task %d: %d calls in the log, want %d", i+1, n, i+1)
+		}
+	}
+	// The ids go back as the server gave them.
+	reqs := r.srv.Requests()
+	m := reqs[len(reqs)-1].Messages
+	if last := m[len(m)-1]; last.Role != "tool" || last.ToolCallID != "call_0_0" {
+		t.Fatalf("the last request ends with %+v", last)
+	}
+}

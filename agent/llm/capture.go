@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -24,6 +25,17 @@ type capture struct {
 	header    http.Header
 	streamErr string
 	lastByte  atomic.Int64 // unix nanoseconds
+	end       bodyEnd
+}
+
+// bodyEnd is what go-openai's reader drops of a body that ended cleanly:
+// the whole body when it was one JSON document rather than SSE (a server
+// that ignored "stream":true, or an error object sent with status 200),
+// and an SSE body's last line when no newline ended it.
+type bodyEnd struct {
+	ended bool
+	doc   []byte
+	tail  []byte
 }
 
 type captureKey struct{}
@@ -73,6 +85,21 @@ func (c *capture) streamError() string {
 	return c.streamErr
 }
 
+// document returns the body if it was one JSON document and was read to
+// its end.
+func (c *capture) document() ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.end.doc, c.end.ended && c.end.doc != nil
+}
+
+// tail returns an SSE body's last line if no newline ended it.
+func (c *capture) tail() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.end.tail
+}
+
 func (c *capture) touch() { c.lastByte.Store(time.Now().UnixNano()) }
 
 func (c *capture) idleFor() time.Duration {
@@ -99,17 +126,31 @@ func (d doer) Do(req *http.Request) (*http.Response, error) {
 // watchedBody passes the body through unchanged and reads its lines on the
 // way: go-openai turns an error after a keep-alive comment, an `event:
 // error` frame and llama.cpp's `error:` line into a meaningless error or
-// none at all (openai-wire.md §3.3), so the message is kept here.
+// none at all (openai-wire.md §3.3), so the message is kept here. It also
+// keeps what go-openai drops at the end (bodyEnd).
 type watchedBody struct {
 	rc       io.ReadCloser
 	c        *capture
+	shape    shape
+	doc      []byte // the body so far, when it is a JSON document
 	line     []byte
-	overlong bool // the current line is too long to be an error; skip it
 	eventErr bool // the last `event:` line said error
+	ended    bool
 }
 
-// maxWatchedLine bounds what is buffered of one line: error objects are
-// short, and a long data line is just content.
+// shape is what a body is, told by its first byte that is not a space:
+// '{' or '[' opens one JSON document; anything else is read as SSE (data
+// lines, comments, or whatever a server got wrong).
+type shape int
+
+const (
+	shapeUnknown shape = iota
+	shapeSSE
+	shapeJSON
+)
+
+// maxWatchedLine bounds the lines inspected for an error: error objects
+// are short, and a long data line is just content.
 const maxWatchedLine = 64 << 10
 
 func (b *watchedBody) Read(p []byte) (int, error) {
@@ -118,32 +159,60 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 		b.c.touch()
 		b.scan(p[:n])
 	}
+	if errors.Is(err, io.EOF) && !b.ended {
+		b.ended = true
+		b.finish()
+	}
 	return n, err
 }
 
 func (b *watchedBody) Close() error { return b.rc.Close() }
 
 func (b *watchedBody) scan(p []byte) {
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		part := p
-		if i >= 0 {
-			part = p[:i]
-		}
-		if !b.overlong {
-			b.line = append(b.line, part...)
-			if len(b.line) > maxWatchedLine {
-				b.overlong, b.line = true, b.line[:0]
+	if b.shape == shapeUnknown {
+		if rest := bytes.TrimLeft(p, " \t\r\n"); len(rest) > 0 {
+			b.shape = shapeSSE
+			if rest[0] == '{' || rest[0] == '[' {
+				b.shape = shapeJSON
 			}
 		}
+	}
+	if b.shape == shapeJSON {
+		b.doc = append(b.doc, p...)
+		return
+	}
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
+			b.line = append(b.line, p...)
 			return
 		}
-		if !b.overlong {
-			b.inspect(bytes.TrimSpace(b.line))
-		}
-		b.line, b.overlong, p = b.line[:0], false, p[i+1:]
+		b.line = append(b.line, p[:i]...)
+		b.endLine()
+		b.line, p = b.line[:0], p[i+1:]
 	}
+}
+
+func (b *watchedBody) endLine() {
+	if len(b.line) <= maxWatchedLine {
+		b.inspect(bytes.TrimSpace(b.line))
+	}
+}
+
+// finish keeps what go-openai drops of a body that ended: a JSON document
+// whole, and a last line no newline ended.
+func (b *watchedBody) finish() {
+	end := bodyEnd{ended: true}
+	switch {
+	case b.shape == shapeJSON:
+		end.doc = b.doc
+	case len(bytes.TrimSpace(b.line)) > 0:
+		b.endLine()
+		end.tail = bytes.Clone(b.line)
+	}
+	b.c.mu.Lock()
+	b.c.end = end
+	b.c.mu.Unlock()
 }
 
 func (b *watchedBody) inspect(line []byte) {

@@ -13,13 +13,20 @@
 // reads every chunk raw (RecvRaw) and decodes it here, and an HTTP client
 // wrapper watches the bytes of each response: it captures the headers
 // (go-openai hides Retry-After), sees error lines go-openai swallows, and
-// notices a connection that went silent.
+// notices a connection that went silent. It also keeps what go-openai
+// drops at the end of a body: a last data line with no newline after it,
+// and a body that is one JSON document rather than a stream.
 //
 // # What it promises
 //
-// A Turn is returned only for a stream that reached a finish_reason; a
-// stream that ends without one is an *Error of kind Incomplete, with what
-// streamed so far, and partial tool calls are never returned as calls.
+// A Turn is returned only for a stream that reached a finish_reason (the
+// last event counts even if no newline or [DONE] followed it); a stream
+// that ends without one is an *Error of kind Incomplete, with what
+// streamed so far, and partial tool calls are never returned as calls. A
+// server that ignores "stream":true and answers with a whole
+// chat.completion has answered: its reply is the Turn, shown to the
+// Observer in one piece. An error object sent with status 200 is an
+// *Error with the server's message, never retried.
 // Transient failures are retried (429 honouring Retry-After up to 60 s,
 // 5xx, dropped connections) before any output is shown; everything else is
 // an *Error whose message says what to fix.

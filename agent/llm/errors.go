@@ -142,6 +142,12 @@ func classify(err error, cap *capture, cfg Config) *Error {
 
 var overflowText = regexp.MustCompile(`(?i)maximum context length|context length exceeded|context_length_exceeded|exceeds? the available context|exceed_context_size|context window|too many tokens|prompt is too long`)
 
+// isOverflow tells a context overflow by its code, its type (llama.cpp)
+// or its text.
+func isOverflow(code, typ, msg string) bool {
+	return code == "context_length_exceeded" || typ == "exceed_context_size_error" || overflowText.MatchString(msg)
+}
+
 // kindByStatus sets the kind, hint and retryability from the status and
 // what the body said.
 func kindByStatus(e *Error, code, typ string, cfg Config) {
@@ -149,7 +155,7 @@ func kindByStatus(e *Error, code, typ string, cfg Config) {
 	// A chain of ifs, not a tagless switch: gremlins v0.6.0 never runs
 	// the mutants of a switch's case conditions (go-gremlins/gremlins#298),
 	// and these decide which failures are retried.
-	if code == "context_length_exceeded" || typ == "exceed_context_size_error" || overflowText.MatchString(msg) {
+	if isOverflow(code, typ, msg) {
 		e.Kind = KindContextOverflow
 	} else if e.Status == 401 || e.Status == 403 {
 		e.Kind, e.Hint = KindAuth, "check the API key: OPENAI_API_KEY, --api-key, or api_key_env in the config file"

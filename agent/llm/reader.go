@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,15 +58,17 @@ func (r *reader) consume(raw []byte) error {
 }
 
 func (r *reader) delta(d *delta) {
-	if d.Content != nil && *d.Content != "" {
-		r.content.WriteString(*d.Content)
-		r.emit(Content, *d.Content)
-	}
+	// Thinking first: a delta or a whole message that holds both thought
+	// before it answered.
 	for _, rs := range []*string{d.ReasoningContent, d.Reasoning} {
 		if rs != nil && *rs != "" {
 			r.reasoning.WriteString(*rs)
 			r.emit(Reasoning, *rs)
 		}
+	}
+	if d.Content != nil && *d.Content != "" {
+		r.content.WriteString(*d.Content)
+		r.emit(Content, *d.Content)
 	}
 	if len(d.ToolCalls) > 0 {
 		r.calls.add(d.ToolCalls)
@@ -98,10 +101,16 @@ func (r *reader) streamError(msg string) *Error {
 
 // end decides what a stream that stopped means.
 func (r *reader) end(ctx context.Context, err error, cap *capture, c *Client) (Turn, bool, error) {
+	if doc, ok := cap.document(); ok {
+		return r.document(doc, c.cfg)
+	}
 	var apiErr *openai.APIError
 	var syntaxErr *json.SyntaxError
 	switch {
 	case errors.Is(err, io.EOF):
+		if err := r.lastLine(cap.tail()); err != nil {
+			return Turn{}, r.shown, err
+		}
 		if r.finish == "" {
 			if msg := cap.streamError(); msg != "" {
 				return Turn{}, r.shown, r.streamError(msg) // llama.cpp's `error:` line, then [DONE]
@@ -129,7 +138,25 @@ func (r *reader) end(ctx context.Context, err error, cap *capture, c *Client) (T
 	return Turn{}, r.shown, e
 }
 
-// turn checks a stream that reached a finish_reason and returns its Turn.
+// lastLine reads the last line of a stream that closed without a newline
+// after it, which go-openai drops: a data line whose JSON is whole is a
+// chunk like any other. A line cut short, [DONE] and anything else add
+// nothing: whether the reply is whole is then up to the finish_reason
+// that came before.
+func (r *reader) lastLine(line []byte) error {
+	payload, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:"))
+	if !ok {
+		return nil
+	}
+	payload = bytes.TrimSpace(payload)
+	if string(payload) == "[DONE]" || !json.Valid(payload) {
+		return nil
+	}
+	return r.consume(payload)
+}
+
+// turn checks a reply that ended as a reply should (a stream that reached
+// a finish_reason, or a whole JSON completion) and returns its Turn.
 func (r *reader) turn() (Turn, bool, error) {
 	t := r.partial()
 	t.Finish = r.finish

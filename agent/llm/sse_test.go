@@ -176,10 +176,17 @@ func TestStreamEnds(t *testing.T) {
 		t.Fatalf("turn %+v", turn)
 	}
 
-	// A last event cut before its newline is not dispatched (SSE drops an
-	// unterminated event): the finish in it never arrived.
+	// A last event whose JSON is whole, with no newline after it, is read
+	// (go-openai drops it): the finish in it arrived. TestLastEventWithoutNewline
+	// has the variations.
 	finish := strings.TrimSuffix(llmserver.Render(c.Finish("stop")), "\n\n")
 	h.srv.Enqueue(llmserver.Stream(c.Role(), c.Text("hello"), llmserver.Line(finish)))
+	if turn := h.ok(t, false); turn.Content != "hello" || turn.Finish != "stop" {
+		t.Fatalf("turn %+v", turn)
+	}
+
+	// The same event cut inside its JSON never said it was finished.
+	h.srv.Enqueue(llmserver.Stream(c.Role(), c.Text("hello"), llmserver.Line(finish[:len(finish)-3])))
 	_, err := h.stream(t, false)
 	if e := wantKind(t, err, llm.KindIncomplete); e.Partial.Content != "hello" {
 		t.Fatalf("partial %q", e.Partial.Content)

@@ -51,9 +51,12 @@
 // Events write bytes exactly as given and flush after each, so the client
 // reads what a real server's TCP stream would carry: Data, Done, Comment,
 // Line (raw framing), Bytewise (one byte per write), Truncate (a line cut
-// short), Pause and Block (slow streams and cancellation), ResetNow (a TCP
-// RST mid-stream). Reset answers a request with a RST before any byte.
-// Render shows the bytes events would write.
+// short), Unterminated (a whole last event with no newline after it),
+// Pause and Block (slow streams and cancellation), ResetNow (a TCP RST
+// mid-stream). Reset answers a request with a RST before any byte. JSON,
+// TextCompletion and ToolCallCompletion answer a streaming request as a
+// server that ignores "stream":true does. Render shows the bytes events
+// would write.
 //
 // # Gates
 //

@@ -74,6 +74,22 @@ func Comment(text string) Event { return rawEvent(": " + text + "\n\n") }
 // mid-way, a last line with no trailing newline).
 func Line(s string) Event { return rawEvent(s) }
 
+// Unterminated writes e without the newlines that end it: a server that
+// closes the stream right after the last event's JSON
+// (`...,"finish_reason":"stop"}]}` then EOF). go-openai drops such a last
+// line; its JSON is whole, unlike Truncate's.
+func Unterminated(e Event) Event { return unterminated{e} }
+
+type unterminated struct{ e Event }
+
+func (u unterminated) emit(s *sink) error {
+	b, err := capture(s.ctx, u.e)
+	if err != nil {
+		return err
+	}
+	return s.write(bytes.TrimRight(b, "\r\n"))
+}
+
 // KeepAlive is n comments in a row.
 func KeepAlive(n int, text string) Event {
 	return rawEvent(strings.Repeat(": "+text+"\n\n", n))

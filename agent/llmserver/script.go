@@ -21,6 +21,7 @@ type script struct {
 	piece             int
 	reasoning         string
 	text              string
+	bareEnd           bool
 }
 
 func newScript(opts []Opt) script {
@@ -63,6 +64,10 @@ func WithReasoning(text string) Opt { return func(s *script) { s.reasoning = tex
 // WithText streams text before a ToolCallReply's calls, as models that
 // say what they are about to do send it.
 func WithText(text string) Opt { return func(s *script) { s.text = text } }
+
+// WithBareEnd ends a streamed reply right after its last chunk: no
+// [DONE], and no newline after the last chunk's JSON.
+func WithBareEnd() Opt { return func(s *script) { s.bareEnd = true } }
 
 // TextReply streams an answer: the role chunk, the text in small deltas,
 // finish_reason "stop", the usage chunk and [DONE].
@@ -130,17 +135,25 @@ func (s script) end(events []Event) []Event {
 	if !s.noUsage {
 		events = append(events, s.chunker.Usage(s.prompt, s.completed))
 	}
+	if s.bareEnd {
+		events[len(events)-1] = Unterminated(events[len(events)-1])
+		return events
+	}
 	return append(events, Done())
 }
 
-// TextCompletion is a non-stream answer (a chat.completion object).
+// TextCompletion is a non-stream answer (a chat.completion object), also
+// what a server that ignores "stream":true sends. WithReasoning adds the
+// thinking as message.reasoning_content, or as message.reasoning in the
+// Ollama dialect.
 func TextCompletion(text string, opts ...Opt) Response {
 	s := newScript(opts)
-	return JSON(s.completion(`{"role":"assistant","content":`+quote(text)+`,"refusal":null}`, "stop"))
+	return JSON(s.completion(`{"role":"assistant","content":`+quote(text)+s.reasoningField()+`,"refusal":null}`, "stop"))
 }
 
 // ToolCallCompletion is a non-stream answer calling tools, with
-// "content":null as OpenAI sends it.
+// "content":null as OpenAI sends it, or WithText's text. WithReasoning
+// adds the thinking as in TextCompletion.
 func ToolCallCompletion(calls []Call, opts ...Opt) Response {
 	s := newScript(opts)
 	parts := make([]string, len(calls))
@@ -148,8 +161,24 @@ func ToolCallCompletion(calls []Call, opts ...Opt) Response {
 		parts[i] = `{"id":` + quote(call.ID) + `,"type":"function","function":{"name":` + quote(call.Name) +
 			`,"arguments":` + quote(call.Args) + `}}`
 	}
-	msg := `{"role":"assistant","content":null,"tool_calls":[` + strings.Join(parts, ",") + `],"refusal":null}`
+	content := "null"
+	if s.text != "" {
+		content = quote(s.text)
+	}
+	msg := `{"role":"assistant","content":` + content + s.reasoningField() + `,"tool_calls":[` + strings.Join(parts, ",") + `],"refusal":null}`
 	return JSON(s.completion(msg, "tool_calls"))
+}
+
+// reasoningField is the message's thinking, with its leading comma, or ""
+// without WithReasoning.
+func (s script) reasoningField() string {
+	switch {
+	case s.reasoning == "":
+		return ""
+	case s.chunker.Dialect == Ollama:
+		return `,"reasoning":` + quote(s.reasoning)
+	}
+	return `,"reasoning_content":` + quote(s.reasoning)
 }
 
 func (s script) completion(message, finish string) string {

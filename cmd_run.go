@@ -52,18 +52,40 @@ func runTask(ctx context.Context, c *cli, f runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	ws, err := tools.NewWorkspace(first(f.workspace, "."))
-	if err != nil {
-		return fmt.Errorf("workspace: %w", err)
-	}
 	st, err := c.openStore()
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	ctrl := session.New(ctx, st, cfg.session(ws, allowed, false))
+	// The session to go on with decides the model: the one it recorded,
+	// unless a flag or the environment names another.
+	id, head := "", state.State{}
+	if f.session != "" {
+		if id, err = st.Resolve(ctx, f.session); err != nil {
+			return err
+		}
+		if head, err = st.Head(ctx, id); err != nil {
+			return err
+		}
+	}
+	dm := &demoModel{}
+	defer dm.close()
+	ep, err := cfg.endpoint(head.Endpoint, dm)
+	if err != nil {
+		return err
+	}
+	if prompt != "" || head.Phase.Active() || head.Unfinished() {
+		if err := ep.KeyProblem(); err != nil {
+			return err // before any session is created or written
+		}
+	}
+	ws, err := openWorkspace(f.workspace, ep.BaseURL == demoEndpoint)
+	if err != nil {
+		return err
+	}
+	ctrl := session.New(ctx, st, cfg.session(ws, allowed, false, dm))
 	defer ctrl.Close()
-	if err := openForRun(ctx, c, ctrl, st, f.session, prompt, cfg.Model); err != nil {
+	if err := openForRun(c, ctrl, id, prompt); err != nil {
 		return err
 	}
 
@@ -90,25 +112,22 @@ func runTask(ctx context.Context, c *cli, f runFlags, args []string) error {
 	return taskOutcome(final, err)
 }
 
-// openForRun opens the session to work in: the one --session names
+// openForRun opens the session to work in: the one --session named
 // (claimed, so no other process writes it meanwhile) or a new one named
 // after the prompt.
-func openForRun(ctx context.Context, c *cli, ctrl *session.Controller, st storage.Store, id, prompt, model string) error {
+func openForRun(c *cli, ctrl *session.Controller, id, prompt string) error {
 	if id == "" {
 		if err := ctrl.Create(storage.NewSession{Title: session.Title(prompt)}); err != nil {
 			return err
 		}
-		fmt.Fprintf(c.stderr, "session %s (new) · %s\n", ctrl.Info().Session.ID, model)
+		info := ctrl.Info()
+		fmt.Fprintf(c.stderr, "session %s (new) · %s\n", info.Session.ID, info.Model)
 		return nil
 	}
-	full, err := st.Resolve(ctx, id)
-	if err != nil {
+	if err := ctrl.Open(id); err != nil {
 		return err
 	}
-	if err := ctrl.Open(full); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.stderr, "session %s at v%d · %s\n", full, ctrl.Head().Version, model)
+	fmt.Fprintf(c.stderr, "session %s at v%d · %s\n", id, ctrl.Head().Version, ctrl.Info().Model)
 	return nil
 }
 

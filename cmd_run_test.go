@@ -13,6 +13,7 @@ import (
 	"retrace/agent/llmserver"
 	"retrace/agent/llmtest"
 	"retrace/state"
+	"retrace/storage"
 	"retrace/storage/boltstore"
 )
 
@@ -301,5 +302,80 @@ func TestRunAgainstTheDemoModel(t *testing.T) {
 	}
 	if v := strict.Violations(); len(v) != 0 {
 		t.Fatalf("requests a strict server would reject: %v", v)
+	}
+}
+
+// A session remembers its endpoint: a follow-up with no endpoint flags,
+// no OPENAI_* variables and no key goes to the (local, keyless) server
+// the session was started with, as the model it was started with; a
+// flag still overrides. A demo session goes on with the demo model.
+func TestRunRemembersTheEndpoint(t *testing.T) {
+	e := newRunEnv(t)
+	e.srv.Enqueue(llmserver.TextReply("Hello."))
+	r := e.run(t, "", "hi")
+	if r.code != exitOK {
+		t.Fatalf("first task: exit %d\n%s", r.code, r.stderr)
+	}
+	id := sessionID(t, e.db)
+	if got := retrace(t, "show", id, "--json", "--db", e.db).ok(t).stdout; !strings.Contains(got, `"base_url": "`+e.srv.URL()+`"`) {
+		t.Fatalf("the session does not record its endpoint:\n%s", got)
+	}
+
+	followUp := func(args ...string) result {
+		full := append([]string{"run", "--db", e.db, "--workspace", e.ws, "--session", id[:8]}, args...)
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), full, strings.NewReader(""), &out, &errOut)
+		return result{code, out.String(), errOut.String()}
+	}
+	e.srv.Enqueue(llmserver.TextReply("You said hi."))
+	if r := followUp("what did I say?"); r.code != exitOK || strings.TrimSpace(r.stdout) != "You said hi." {
+		t.Fatalf("follow-up with nothing configured: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	reqs := e.srv.Requests()
+	if got := reqs[len(reqs)-1].Model; got != "gpt-test" {
+		t.Fatalf("the follow-up asked model %q, want the recorded gpt-test", got)
+	}
+	e.srv.Enqueue(llmserver.TextReply("Other model."))
+	if r := followUp("--model", "gpt-other", "and now?"); r.code != exitOK {
+		t.Fatalf("follow-up with --model: exit %d\n%s", r.code, r.stderr)
+	}
+	reqs = e.srv.Requests()
+	if got := reqs[len(reqs)-1].Model; got != "gpt-other" {
+		t.Fatalf("a flag overrides the recorded model: asked %q", got)
+	}
+	// The session now records the model it last talked to.
+	if got := retrace(t, "show", id, "--json", "--db", e.db).ok(t).stdout; !strings.Contains(got, `"model": "gpt-other"`) {
+		t.Fatalf("the session does not record the new model:\n%s", got)
+	}
+}
+
+// A demo session, started against the demo model, goes on with it from
+// the command line with no flags at all.
+func TestRunGoesOnWithTheDemoModel(t *testing.T) {
+	e := newRunEnv(t)
+	t.Setenv("XDG_DATA_HOME", t.TempDir()) // the demo's sample project goes here
+	// Start it as the interface's --demo does: the session records the
+	// demo model by name, since its port changes every run.
+	st, err := boltstore.Open(e.db, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Create(context.Background(), storage.NewSession{Title: "demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := state.Event{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: "hello"}},
+		Endpoint: &state.Endpoint{Model: "retrace-demo", BaseURL: demoEndpoint}}
+	cur := storage.NewCursor(st, state.New(info.ID))
+	for _, ev := range []state.Event{ev, {Kind: state.Answered, Messages: []state.Message{{Role: state.RoleAssistant, Content: "Hello!"}}}} {
+		if _, err := cur.Commit(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"run", "--db", e.db, "--session", info.ID[:8], "hi again"}, strings.NewReader(""), &out, &errOut)
+	if code != exitOK || !strings.Contains(out.String(), "I am retrace's demo model") || !strings.Contains(errOut.String(), "retrace-demo") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out.String(), errOut.String())
 	}
 }

@@ -13,7 +13,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
 
-	"retrace/agent/demo"
 	"retrace/agent/session"
 	"retrace/agent/tools"
 	"retrace/storage"
@@ -47,12 +46,7 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 		return usagef("-c continues the latest session and -r resumes one; choose one")
 	}
 	if f.demo {
-		srv, err := demo.Start("127.0.0.1:0", 25*time.Millisecond)
-		if err != nil {
-			return fmt.Errorf("start the demo model: %w", err)
-		}
-		defer srv.Close()
-		f.baseURL, f.model = srv.URL(), "retrace-demo"
+		f.baseURL, f.model = demoEndpoint, "retrace-demo"
 	}
 	cfg, err := loadConfig(f.modelFlags, os.Getenv)
 	if err != nil {
@@ -62,52 +56,70 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	if err != nil {
 		return err
 	}
-	ws, err := openWorkspace(f.workspace, f.demo)
-	if err != nil {
-		return err
-	}
 	st, err := c.openStore()
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	ctrl := session.New(ctx, st, cfg.session(ws, cfg.AllowedTools, true))
-	defer ctrl.Close()
-	if err := openForTUI(ctx, ctrl, st, f); err != nil {
+	id, err := chooseSession(ctx, st, f)
+	if err != nil {
 		return err
 	}
-	model := tui.New(tuiDriver{ctrl: ctrl, demo: f.demo}, tui.Options{Palette: palette, Editor: os.Getenv("EDITOR"), SaveTheme: cfg.saveTheme})
+	// A session that talks to the demo model resumes with it, in the demo's
+	// sample project, without --demo.
+	ws, err := openWorkspace(f.workspace, f.demo || talksToDemo(ctx, st, id, cfg))
+	if err != nil {
+		return err
+	}
+	dm := &demoModel{pace: 25 * time.Millisecond}
+	defer dm.close()
+	ctrl := session.New(ctx, st, cfg.session(ws, cfg.AllowedTools, true, dm))
+	defer ctrl.Close()
+	if id != "" {
+		err = ctrl.Open(id)
+	} else {
+		err = ctrl.Create(storage.NewSession{})
+	}
+	if err != nil {
+		return err
+	}
+	model := tui.New(tuiDriver{ctrl: ctrl}, tui.Options{Palette: palette, Editor: os.Getenv("EDITOR"), SaveTheme: cfg.saveTheme})
 	_, runErr := tea.NewProgram(model, tea.WithContext(ctx)).Run()
-	id := ctrl.Info().Session.ID
+	id = ctrl.Info().Session.ID
 	if err := ctrl.Close(); err != nil {
 		return err
 	}
-	return farewell(ctx, c, st, id, f.demo, runErr)
+	return farewell(ctx, c, st, id, runErr)
 }
 
-// openForTUI opens the session to show: -r's, -c's latest, or a new one.
-func openForTUI(ctx context.Context, ctrl *session.Controller, st storage.Store, f tuiFlags) error {
+// chooseSession names the session to show: -r's, -c's latest, or "" for
+// a new one.
+func chooseSession(ctx context.Context, st storage.Store, f tuiFlags) (string, error) {
 	switch {
 	case f.resume != "":
-		id, err := st.Resolve(ctx, f.resume)
-		if err != nil {
-			return err
-		}
-		return ctrl.Open(id)
+		return st.Resolve(ctx, f.resume)
 	case f.cont:
 		list, err := st.Sessions(ctx)
-		if err != nil {
-			return err
+		if err != nil || len(list) == 0 {
+			return "", err
 		}
-		if len(list) > 0 {
-			return ctrl.Open(list[0].ID)
-		}
+		return list[0].ID, nil
 	}
-	return ctrl.Create(storage.NewSession{})
+	return "", nil
+}
+
+// talksToDemo reports a session whose endpoint, as recorded and as the
+// command line may override it, is the demo model.
+func talksToDemo(ctx context.Context, st storage.Store, id string, cfg config) bool {
+	if id == "" {
+		return false
+	}
+	head, err := st.Head(ctx, id)
+	return err == nil && cfg.endpointOf(head.Endpoint).BaseURL == demoEndpoint
 }
 
 // farewell says how to come back, and drops a session left empty.
-func farewell(ctx context.Context, c *cli, st storage.Store, id string, demo bool, runErr error) error {
+func farewell(ctx context.Context, c *cli, st storage.Store, id string, runErr error) error {
 	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) && !errors.Is(runErr, context.Canceled) {
 		return fmt.Errorf("interface: %w", runErr)
 	}
@@ -119,11 +131,7 @@ func farewell(ctx context.Context, c *cli, st storage.Store, id string, demo boo
 		_ = st.Delete(ctx, id) // never used: nothing to come back to
 		return nil
 	}
-	resume := "retrace -r " + session.Short(id)
-	if demo {
-		resume = "retrace --demo -r " + session.Short(id)
-	}
-	fmt.Fprintf(c.stdout, "session %s · v%d of %d · '%s' resumes it\n", session.Short(id), info.Head, info.Versions, resume)
+	fmt.Fprintf(c.stdout, "session %s · v%d of %d · 'retrace -r %s' resumes it\n", session.Short(id), info.Head, info.Versions, session.Short(id))
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,13 +15,17 @@ import (
 
 	"retrace/agent/session"
 	"retrace/agent/tools"
+	"retrace/state"
 )
 
 // config is how retrace reaches its model, merged from (first wins) flags,
-// the environment, the config file, and defaults.
+// the environment, what a session recorded, the config file, and
+// defaults. Model, BaseURL and KeyEnv are the endpoint of a session that
+// recorded none; endpoint gives any session's.
 type config struct {
 	Model         string
 	BaseURL       string
+	KeyEnv        string // the variable the key is read from
 	apiKey        string // never printed, stored or logged: see String
 	KeySource     string // where the key came from, for messages
 	ContextWindow int
@@ -31,6 +34,12 @@ type config struct {
 	MaxIterations int
 	File          string // the config file read, if any
 	Path          string // where the config file is (or would be)
+
+	// The layers of the endpoint: flags and the environment override what
+	// a session recorded; the file and the defaults only fill in.
+	explicit, fallback state.Endpoint
+	apiKeyFlag         string
+	getenv             func(string) string
 }
 
 // String never shows the key.
@@ -92,30 +101,85 @@ func loadConfig(m modelFlags, getenv func(string) string) (config, error) {
 			return c, fmt.Errorf("config %s: %s", path, oneLine(err.Error()))
 		}
 	}
-	c.Model = first(m.model, getenv("RETRACE_MODEL"), fc.Model, defaultModel)
-	c.BaseURL = strings.TrimRight(first(m.baseURL, getenv("OPENAI_BASE_URL"), fc.BaseURL, defaultBaseURL), "/")
-	keyEnv := first(fc.APIKeyEnv, "OPENAI_API_KEY")
-	switch {
-	case m.apiKey != "":
-		c.apiKey, c.KeySource = m.apiKey, "--api-key"
-	case getenv(keyEnv) != "":
-		c.apiKey, c.KeySource = getenv(keyEnv), "$"+keyEnv
-	default:
-		c.KeySource = "nowhere"
-	}
+	c.explicit = state.Endpoint{Model: first(m.model, getenv("RETRACE_MODEL")), BaseURL: trimURL(first(m.baseURL, getenv("OPENAI_BASE_URL")))}
+	c.fallback = state.Endpoint{Model: first(fc.Model, defaultModel), BaseURL: trimURL(first(fc.BaseURL, defaultBaseURL)), KeyEnv: first(fc.APIKeyEnv, "OPENAI_API_KEY")}
+	c.apiKeyFlag, c.getenv = m.apiKey, getenv
+	ep := c.endpointOf(state.Endpoint{})
+	c.Model, c.BaseURL, c.KeyEnv = ep.Model, ep.BaseURL, ep.KeyEnv
+	c.apiKey, c.KeySource = c.key(ep.KeyEnv)
 	c.ContextWindow = firstInt(m.contextWindow, fc.ContextWindow)
 	c.MaxIterations = firstInt(m.maxIterations, fc.MaxIterations, 20)
 	c.Theme, c.AllowedTools = fc.Theme, fc.AllowedTools
-	return c, c.validate(keyEnv)
+	return c, c.validate()
 }
 
-func (c config) validate(keyEnv string) error {
-	u, err := url.Parse(c.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("base URL %q is not an http(s) URL; an OpenAI-compatible one looks like https://api.openai.com/v1 or http://localhost:11434/v1", c.BaseURL)
+func trimURL(u string) string { return strings.TrimRight(u, "/") }
+
+// endpointOf is the endpoint of a session that recorded rec: what flags
+// and the environment name, else what the session recorded, else the
+// config file's and the defaults. The recorded key variable goes with the
+// recorded base URL only.
+func (c config) endpointOf(rec state.Endpoint) state.Endpoint {
+	ep := state.Endpoint{
+		Model:   first(c.explicit.Model, rec.Model, c.fallback.Model),
+		BaseURL: first(c.explicit.BaseURL, rec.BaseURL, c.fallback.BaseURL),
 	}
-	if c.apiKey == "" && !isLocal(u.Hostname()) {
-		return fmt.Errorf("no API key for %s: set %s, pass --api-key, or name the variable with api_key_env in the config file (local servers such as Ollama need none)", c.BaseURL, keyEnv)
+	ep.KeyEnv = c.fallback.KeyEnv
+	if rec.KeyEnv != "" && ep.BaseURL == rec.BaseURL {
+		ep.KeyEnv = rec.KeyEnv
+	}
+	return ep
+}
+
+// key is the API key and where it came from: --api-key, else the
+// variable the endpoint names.
+func (c config) key(env string) (key, source string) {
+	switch {
+	case c.apiKeyFlag != "":
+		return c.apiKeyFlag, "--api-key"
+	case c.getenv(env) != "":
+		return c.getenv(env), "$" + env
+	}
+	return "", "nowhere"
+}
+
+// endpoint resolves a session's endpoint, starting the demo model when
+// the session talks to it.
+func (c config) endpoint(rec state.Endpoint, dm *demoModel) (session.Endpoint, error) {
+	ep := c.endpointOf(rec)
+	out := session.Endpoint{Endpoint: ep, URL: ep.BaseURL}
+	if ep.BaseURL == demoEndpoint {
+		url, err := dm.url()
+		if err != nil {
+			return out, err
+		}
+		out.URL = url
+		return out, nil
+	}
+	if err := checkURL(ep.BaseURL); err != nil {
+		return out, err
+	}
+	out.APIKey, _ = c.key(ep.KeyEnv)
+	return out, nil
+}
+
+// checkURL refuses a base URL that is not an http(s) URL.
+func checkURL(base string) error {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("base URL %q is not an http(s) URL; an OpenAI-compatible one looks like https://api.openai.com/v1 or http://localhost:11434/v1", base)
+	}
+	return nil
+}
+
+// validate checks what the command line and the file say. A missing key
+// is not an error here: opening a session to read needs none, and
+// sending says what to set.
+func (c config) validate() error {
+	if c.BaseURL != demoEndpoint {
+		if err := checkURL(c.BaseURL); err != nil {
+			return err
+		}
 	}
 	if c.ContextWindow < 0 || c.MaxIterations < 1 {
 		return fmt.Errorf("context window and max iterations must be positive (got %d and %d)", c.ContextWindow, c.MaxIterations)
@@ -131,9 +195,9 @@ func (c config) validate(keyEnv string) error {
 // session is the configuration of a session controller in ws. The
 // interface may take back text it showed, and opens a session another
 // process writes read-only; `retrace run` may do neither.
-func (c config) session(ws *tools.Workspace, allowed []string, interactive bool) session.Config {
+func (c config) session(ws *tools.Workspace, allowed []string, interactive bool, dm *demoModel) session.Config {
 	return session.Config{
-		BaseURL: c.BaseURL, APIKey: c.apiKey, Model: c.Model,
+		Resolve:       func(rec state.Endpoint) (session.Endpoint, error) { return c.endpoint(rec, dm) },
 		ContextWindow: c.ContextWindow, MaxIterations: c.MaxIterations,
 		Workspace: ws, Allowed: allowed, RestartOK: interactive, ReadOnlyWhenBusy: interactive,
 	}
@@ -163,16 +227,6 @@ func (c config) saveTheme(name string) error {
 		return err
 	}
 	return os.WriteFile(c.Path, b, 0o600)
-}
-
-// isLocal reports a host that is this machine or a private network, where
-// model servers usually need no key.
-func isLocal(host string) bool {
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") || strings.HasSuffix(host, ".local") || host == "host.docker.internal" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && (ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast())
 }
 
 func defaultConfigPath(getenv func(string) string) string {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"retrace/state"
 )
 
 func TestConfigPrecedence(t *testing.T) {
@@ -72,12 +74,11 @@ func TestConfigErrors(t *testing.T) {
 		file, want string
 		flags      modelFlags
 	}{
-		"no key for a remote endpoint": {"", "no API key for https://api.openai.com/v1", modelFlags{}},
-		"a bad base URL":               {"", "not an http(s) URL", modelFlags{baseURL: "localhost:11434", apiKey: "k"}},
-		"a typo in the file":           {`modle = "x"`, `unknown setting "modle"`, modelFlags{apiKey: "k"}},
-		"not TOML":                     {`model = `, "c.toml", modelFlags{apiKey: "k"}},
-		"an unknown allowed tool":      {`allowed_tools = ["rm"]`, `"rm"`, modelFlags{apiKey: "k"}},
-		"a missing --config file":      {"-", "does not exist", modelFlags{apiKey: "k"}},
+		"a bad base URL":          {"", "not an http(s) URL", modelFlags{baseURL: "localhost:11434", apiKey: "k"}},
+		"a typo in the file":      {`modle = "x"`, `unknown setting "modle"`, modelFlags{apiKey: "k"}},
+		"not TOML":                {`model = `, "c.toml", modelFlags{apiKey: "k"}},
+		"an unknown allowed tool": {`allowed_tools = ["rm"]`, `"rm"`, modelFlags{apiKey: "k"}},
+		"a missing --config file": {"-", "does not exist", modelFlags{apiKey: "k"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tc.flags.configPath = file
@@ -92,13 +93,104 @@ func TestConfigErrors(t *testing.T) {
 			}
 		})
 	}
+	// A missing key is no error when loading: opening a session to read
+	// needs none. Sending does, to a remote endpoint: the endpoint says
+	// what to set. Local servers need none.
 	empty := filepath.Join(dir, "empty.toml")
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	c, err := loadConfig(modelFlags{configPath: empty}, getenv)
+	if err != nil {
+		t.Fatalf("no key, remote endpoint: loading refused: %v", err)
+	}
+	ep, err := c.endpoint(state.Endpoint{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ep.KeyProblem(); err == nil || !strings.Contains(err.Error(), "no API key for https://api.openai.com/v1: set OPENAI_API_KEY") {
+		t.Fatalf("sending with no key: %v", err)
+	}
 	for _, host := range []string{"http://localhost:8080/v1", "http://127.0.0.1:1234/v1", "http://192.168.1.20:11434/v1", "http://[::1]:8000/v1", "http://gpu.local/v1"} {
-		if _, err := loadConfig(modelFlags{baseURL: host, configPath: empty}, getenv); err != nil {
-			t.Errorf("%s needs no key: %v", host, err)
+		c, err := loadConfig(modelFlags{baseURL: host, configPath: empty}, getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ep, _ := c.endpoint(state.Endpoint{}, nil); ep.KeyProblem() != nil {
+			t.Errorf("%s needs no key: %v", host, ep.KeyProblem())
 		}
 	}
+}
+
+// A session remembers its endpoint: a resumed one talks to the model it
+// recorded unless a flag or the environment names another; the config
+// file and the defaults only fill in. The recorded key variable goes with
+// the recorded base URL.
+func TestEndpointOfASession(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.toml")
+	if err := os.WriteFile(file, []byte("model = \"file-model\"\nbase_url = \"https://file.example/v1\"\napi_key_env = \"FILE_KEY\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"FILE_KEY": "k-file", "LOCAL_KEY": "k-local"}
+	getenv := func(k string) string { return env[k] }
+	recorded := state.Endpoint{Model: "qwen", BaseURL: "http://localhost:11434/v1", KeyEnv: "LOCAL_KEY"}
+	for _, c := range []struct {
+		name  string
+		flags modelFlags
+		env   map[string]string
+		rec   state.Endpoint
+		want  state.Endpoint
+		key   string
+	}{
+		{"a new session: the file", modelFlags{}, nil, state.Endpoint{},
+			state.Endpoint{Model: "file-model", BaseURL: "https://file.example/v1", KeyEnv: "FILE_KEY"}, "k-file"},
+		{"a resumed session: what it recorded", modelFlags{}, nil, recorded, recorded, "k-local"},
+		{"a flag's model over the recorded one", modelFlags{model: "llama"}, nil, recorded,
+			state.Endpoint{Model: "llama", BaseURL: "http://localhost:11434/v1", KeyEnv: "LOCAL_KEY"}, "k-local"},
+		{"the environment's base URL: the file's key variable", modelFlags{}, map[string]string{"OPENAI_BASE_URL": "https://env.example/v1/"}, recorded,
+			state.Endpoint{Model: "qwen", BaseURL: "https://env.example/v1", KeyEnv: "FILE_KEY"}, "k-file"},
+		{"--api-key over every variable", modelFlags{apiKey: "k-flag"}, nil, recorded, recorded, "k-flag"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.flags.configPath = file
+			for k, v := range c.env {
+				env[k] = v
+			}
+			defer func() {
+				for k := range c.env {
+					delete(env, k)
+				}
+			}()
+			cfg, err := loadConfig(c.flags, getenv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ep, err := cfg.endpoint(c.rec, nil)
+			if err != nil || ep.Endpoint != c.want || ep.URL != c.want.BaseURL || ep.APIKey != c.key {
+				t.Fatalf("got %+v at %s with key %q (%v); want %+v with %q", ep.Endpoint, ep.URL, ep.APIKey, err, c.want, c.key)
+			}
+		})
+	}
+	// A recorded base URL that is not a URL is refused when the session
+	// is opened, with the reason.
+	cfg, _ := loadConfig(modelFlags{configPath: file}, getenv)
+	if _, err := cfg.endpoint(state.Endpoint{Model: "m", BaseURL: "localhost:11434"}, nil); err == nil || !strings.Contains(err.Error(), "not an http(s) URL") {
+		t.Fatalf("a bad recorded URL: %v", err)
+	}
+}
+
+// testConfig is the configuration flags would give: model at baseURL with
+// key, no config file, nothing from the environment.
+func testConfig(t testing.TB, model, baseURL, key string) config {
+	t.Helper()
+	empty := filepath.Join(t.TempDir(), "empty.toml")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadConfig(modelFlags{model: model, baseURL: baseURL, apiKey: key, configPath: empty}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

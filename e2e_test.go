@@ -59,13 +59,15 @@ func TestEndToEndInTmux(t *testing.T) {
 	term.waitFor(t, "^S sessions")
 	term.send(t, "C-c")
 	term.waitFor(t, "EXIT=0")
-	id := regexp.MustCompile(`retrace --demo -r ([0-9a-f]{8})`).FindStringSubmatch(term.screen(t))
+	id := regexp.MustCompile(`'retrace -r ([0-9a-f]{8})' resumes it`).FindStringSubmatch(term.screen(t))
 	if id == nil {
 		t.Fatalf("the farewell names no session:\n%s", term.screen(t))
 	}
 	term.close()
 
-	again := newTmux(t, fmt.Sprintf("%s %s --demo --db %s -r %s; echo EXIT=$?; sleep 30", env, bin, db, id[1]))
+	// The session recorded its endpoint: it resumes with the demo model
+	// without --demo.
+	again := newTmux(t, fmt.Sprintf("%s %s --db %s -r %s; echo EXIT=$?; sleep 30", env, bin, db, id[1]))
 	again.waitFor(t, "Hello! I am retrace's demo model")
 	again.waitFor(t, "hello")
 	again.send(t, "C-c")

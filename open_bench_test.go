@@ -47,12 +47,13 @@ func BenchmarkOpenToFirstFrame(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	cfg := testConfig(b, "gpt-test", "http://127.0.0.1:1/v1", "")
 	for b.Loop() {
 		st, err := boltstore.Open(db, boltstore.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		ctrl := session.New(ctx, st, config{Model: "gpt-test", MaxIterations: 20}.session(ws, nil, true))
+		ctrl := session.New(ctx, st, cfg.session(ws, nil, true, &demoModel{}))
 		if err := ctrl.Open(info.ID); err != nil {
 			b.Fatal(err)
 		}

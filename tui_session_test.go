@@ -75,8 +75,8 @@ func (r *tuiRig) controller(st storage.Store) *session.Controller {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	cfg := config{Model: "gpt-test", BaseURL: r.srv.URL(), apiKey: "sk-test", MaxIterations: 20}
-	c := session.New(context.Background(), st, cfg.session(ws, nil, true))
+	cfg := testConfig(r.t, "gpt-test", r.srv.URL(), "sk-test")
+	c := session.New(context.Background(), st, cfg.session(ws, nil, true, &demoModel{}))
 	r.t.Cleanup(func() { c.Close() })
 	return c
 }

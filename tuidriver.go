@@ -19,7 +19,6 @@ import (
 // them. Every decision is the controller's.
 type tuiDriver struct {
 	ctrl *session.Controller
-	demo bool // the model is retrace's scripted demo model
 }
 
 func (d tuiDriver) Next() tea.Msg {
@@ -67,7 +66,7 @@ func (d tuiDriver) info(i session.Info) tui.SessionInfo {
 	s := i.Session
 	return tui.SessionInfo{ID: s.ID, Title: s.Title, Model: i.Model, Workspace: s.Workspace, Phase: s.Phase,
 		Head: s.Head, Versions: s.Versions, Branch: i.Branch, Branches: i.Branches, Updated: s.UpdatedAt,
-		Window: i.Window, ReadOnly: i.ReadOnly, Demo: d.demo}
+		Window: i.Window, ReadOnly: i.ReadOnly, Demo: i.Endpoint.BaseURL == demoEndpoint}
 }
 
 func (d tuiDriver) Current() (tui.SessionInfo, state.State) {

@@ -75,6 +75,9 @@ type Options struct {
 	// RestartOK lets a model call that fails after output began start over
 	// (the caller can take back text it showed).
 	RestartOK bool
+	// Endpoint is the model the agent talks to, as the session records
+	// it: a task that begins with another one records it first.
+	Endpoint state.Endpoint
 }
 
 // Agent runs the tasks of one session.
@@ -137,7 +140,11 @@ func (a *Agent) Send(ctx context.Context, text string) (state.State, error) {
 	if len(s.History) == 0 {
 		msgs = append([]state.Message{{Role: state.RoleSystem, Content: systemPrompt(a.opts.Workspace)}}, msgs...)
 	}
-	if _, err := a.commit(ctx, state.Event{Kind: state.UserMessage, Messages: msgs}); err != nil {
+	ev := state.Event{Kind: state.UserMessage, Messages: msgs}
+	if ep := a.opts.Endpoint; ep.Model != "" && ep != s.Endpoint {
+		ev.Endpoint = &ep // the task talks to another model: the session records it
+	}
+	if _, err := a.commit(ctx, ev); err != nil {
 		return a.cp.State(), err
 	}
 	return a.loop(ctx)

@@ -174,12 +174,15 @@ func (a *applier) check(ev Event, to Phase) error {
 			return invalid(ev.Kind, "there is no interrupted task to go on with")
 		}
 	case EndpointSet:
-		if ev.Endpoint == nil || ev.Endpoint.Model == "" {
+		if ev.Endpoint == nil {
 			return invalid(ev.Kind, "names no model")
 		}
 	}
-	if ev.Endpoint != nil && ev.Kind != EndpointSet {
-		return invalid(ev.Kind, "only endpoint_set carries an endpoint")
+	if ev.Endpoint != nil && ev.Kind != EndpointSet && ev.Kind != UserMessage {
+		return invalid(ev.Kind, "only user_message and endpoint_set carry an endpoint")
+	}
+	if ev.Endpoint != nil && ev.Endpoint.Model == "" {
+		return invalid(ev.Kind, "names no model")
 	}
 	return nil
 }
@@ -194,6 +197,9 @@ func (a *applier) change(ev Event) {
 	a.appendMessages(ev.Messages)
 	switch ev.Kind {
 	case UserMessage:
+		if ev.Endpoint != nil {
+			a.s.Endpoint = *ev.Endpoint
+		}
 		a.s.Iteration = 0
 		a.s.FinalAnswer, a.s.ErrorMessage = "", ""
 		a.s.Memory.Plan = nil

@@ -260,8 +260,10 @@ var refusals = []refusal{
 		"invalid endpoint_set event: names no model"},
 	{"endpoint_set without a model", idle, state.Event{Kind: state.EndpointSet, At: t0, Endpoint: &state.Endpoint{BaseURL: "http://x/v1"}},
 		"invalid endpoint_set event: names no model"},
-	{"an endpoint on a user message", idle, state.Event{Kind: state.UserMessage, At: t0, Messages: msgs(state.Message{Role: state.RoleUser, Content: "hi"}), Endpoint: &state.Endpoint{Model: "m"}},
-		"invalid user_message event: only endpoint_set carries an endpoint"},
+	{"an endpoint on an answer", planningState, state.Event{Kind: state.Answered, At: t0, Messages: msgs(state.Message{Role: state.RoleAssistant, Content: "a"}), Endpoint: &state.Endpoint{Model: "m"}},
+		"invalid answered event: only user_message and endpoint_set carry an endpoint"},
+	{"a user message's endpoint without a model", idle, state.Event{Kind: state.UserMessage, At: t0, Messages: msgs(state.Message{Role: state.RoleUser, Content: "hi"}), Endpoint: &state.Endpoint{BaseURL: "http://x/v1"}},
+		"invalid user_message event: names no model"},
 	// Thinking belongs to the model's replies.
 	{"reasoning on a user message", idle, state.Event{Kind: state.UserMessage, At: t0, Messages: msgs(state.Message{Role: state.RoleUser, Content: "hi", Reasoning: "hmm"})},
 		"invalid user_message event: message 1: only assistant messages carry reasoning"},
@@ -347,6 +349,7 @@ func TestRulesAcceptTheMendedEvent(t *testing.T) {
 			return apply(t, openAB(t), state.Event{Kind: state.Interrupted, At: t0, Text: "cancelled"})
 		}, state.Event{Kind: state.Resumed, At: later}},
 		{"endpoint_set with a model only", doneState, state.Event{Kind: state.EndpointSet, At: later, Endpoint: &state.Endpoint{Model: "m"}}},
+		{"a user message with the task's endpoint", idle, state.Event{Kind: state.UserMessage, At: later, Messages: msgs(state.Message{Role: state.RoleUser, Content: "hi"}), Endpoint: &state.Endpoint{Model: "m"}}},
 		{"reasoning on the model's reply", planningState, state.Event{Kind: state.Answered, At: later, Messages: msgs(state.Message{Role: state.RoleAssistant, Content: "a", Reasoning: "thought"})}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

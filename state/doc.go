@@ -25,6 +25,10 @@
 //	idle       --resumed------------> reflecting
 //	idle, done, error --endpoint_set--> (same phase)
 //
+// A session's endpoint (model, base URL, the name of the key's variable)
+// is recorded by the user_message of a task that talks to another model
+// than the last, or by endpoint_set.
+//
 // The agent's loop follows the model's turns: planning is a task's first
 // reply (an answer, or a plan with calls), executing runs the calls of a
 // reply, tools_done hands their results back, and reflecting is the

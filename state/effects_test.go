@@ -328,7 +328,14 @@ func TestRhythmEvents(t *testing.T) {
 	if set.Endpoint != ep || set.Phase != state.Done || len(set.History) != len(answered.History) {
 		t.Fatalf("endpoint_set: %+v in %s", set.Endpoint, set.Phase)
 	}
-	if next := apply(t, set, userMsg("and the tests?")); next.Endpoint != ep {
-		t.Fatalf("the endpoint is the session's until the next endpoint_set: %+v", next.Endpoint)
+	next := apply(t, set, userMsg("and the tests?"))
+	if next.Endpoint != ep {
+		t.Fatalf("the endpoint is the session's until another is recorded: %+v", next.Endpoint)
+	}
+	other := state.Endpoint{Model: "gpt-4o", BaseURL: "https://api.openai.com/v1", KeyEnv: "OPENAI_API_KEY"}
+	withEP := userMsg("now with another model")
+	withEP.Endpoint = &other
+	if next := apply(t, answered, withEP); next.Endpoint != other {
+		t.Fatalf("a user message that names the task's endpoint records it: %+v", next.Endpoint)
 	}
 }

@@ -105,7 +105,7 @@ func (k *EventKind) UnmarshalText(b []byte) error {
 // Event is one transition's delta: what is new, nothing that is already
 // known. Which fields an event uses depends on its kind:
 //
-//	user_message       Messages (at least one user message; a system message may precede it)
+//	user_message       Messages (at least one user message; a system message may precede it), Endpoint (when the task talks to another model)
 //	assistant_message  Messages (assistant, optionally with tool calls), Usage
 //	plan_set           Plan, Goal (optional), Messages (optional); in executing it revises the plan
 //	answered           Messages (ending with the assistant's answer), Usage

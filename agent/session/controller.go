@@ -17,9 +17,15 @@ import (
 
 // Config is how a controller reaches its model and its workspace.
 type Config struct {
+	// Resolve picks the endpoint for a session from the one it recorded
+	// (zero for a session that never sent anything): flags and the
+	// environment override what was recorded. Without it, every session
+	// uses Model at BaseURL with APIKey.
+	Resolve func(recorded state.Endpoint) (Endpoint, error)
 	BaseURL string
 	APIKey  string // kept in memory only: never stored, never reported
 	Model   string
+	KeyEnv  string // the name of the key's variable, recorded with the session
 	// ContextWindow is the model's window in tokens; 0 asks tokens.Window.
 	ContextWindow int
 	// MaxIterations bounds the model replies of one task; 0 is the agent's
@@ -42,6 +48,7 @@ type Config struct {
 type Info struct {
 	Session  storage.SessionInfo // as stored
 	Model    string              // the model the next request goes to
+	Endpoint state.Endpoint      // and where it is served
 	Window   int                 // its context window, in tokens
 	Branch   int                 // the head's branch
 	Branches int                 // how many branches the session has
@@ -72,7 +79,9 @@ type Controller struct {
 	decided chan agent.Decision
 
 	mu       sync.Mutex
-	cfg      Config // Model changes with SetModel
+	cfg      Config
+	ep       Endpoint // the open session's
+	model    string   // set by SetModel: the model for every session from then on
 	info     storage.SessionInfo
 	readOnly bool
 	head     state.State
@@ -102,7 +111,7 @@ func New(ctx context.Context, st storage.Store, cfg Config) *Controller {
 // Create starts a new session and opens it.
 func (c *Controller) Create(ns storage.NewSession) error {
 	if ns.Model == "" {
-		ns.Model = c.model()
+		ns.Model = c.defaultModel()
 	}
 	if ns.Workspace == "" {
 		ns.Workspace = c.cfg.Workspace.Root()
@@ -135,6 +144,9 @@ func (c *Controller) Open(id string) error {
 		readOnly = true
 	}
 	head, err := c.store.Head(c.base, id)
+	if err == nil {
+		err = c.setHeadLocked(head)
+	}
 	if err != nil {
 		if !readOnly && id != c.info.ID {
 			_ = c.store.Release(id)
@@ -145,22 +157,31 @@ func (c *Controller) Open(id string) error {
 		_ = c.store.Release(c.info.ID)
 	}
 	c.info, c.readOnly = info, readOnly
-	c.setHeadLocked(head)
 	return nil
 }
 
-// setHeadLocked starts the agent afresh at head.
-func (c *Controller) setHeadLocked(head state.State) {
-	c.head = head
+// setHeadLocked starts the agent afresh at head, with the endpoint the
+// session recorded there (or the one that overrides it).
+func (c *Controller) setHeadLocked(head state.State) error {
+	ep, err := c.endpointFor(head.Endpoint)
+	if err != nil {
+		return err
+	}
+	if c.model != "" {
+		ep.Model = c.model
+	}
+	c.head, c.ep = head, ep
 	c.cursor = storage.NewCursor(c.store, head)
 	c.agent = c.newAgentLocked()
+	return nil
 }
 
 func (c *Controller) newAgentLocked() *agent.Agent {
-	model := llm.New(llm.Config{BaseURL: c.cfg.BaseURL, APIKey: c.cfg.APIKey, Model: c.cfg.Model})
+	model := llm.New(llm.Config{BaseURL: c.ep.URL, APIKey: c.ep.APIKey, Model: c.ep.Model})
 	return agent.New(c.cursor, model, c.tools, approver{c}, observer{c}, agent.Options{
 		MaxIterations: c.cfg.MaxIterations, ContextWindow: c.cfg.ContextWindow,
 		Workspace: c.cfg.Workspace.Root(), Allowed: c.cfg.Allowed, RestartOK: c.cfg.RestartOK,
+		Endpoint: c.ep.Endpoint,
 	})
 }
 
@@ -184,7 +205,7 @@ func (c *Controller) infoLocked() Info {
 	if fresh, err := c.store.Session(c.base, c.info.ID); err == nil {
 		stored = fresh
 	}
-	out := Info{Session: stored, Model: c.cfg.Model, Window: tokens.Window(c.cfg.Model, c.cfg.ContextWindow), ReadOnly: c.readOnly}
+	out := Info{Session: stored, Model: c.ep.Model, Endpoint: c.ep.Endpoint, Window: tokens.Window(c.ep.Model, c.cfg.ContextWindow), ReadOnly: c.readOnly}
 	if t, err := c.store.Tree(c.base, c.info.ID); err == nil {
 		out.Branches = len(t.Branches)
 		for _, b := range t.Branches {
@@ -196,9 +217,15 @@ func (c *Controller) infoLocked() Info {
 	return out
 }
 
-func (c *Controller) model() string {
+func (c *Controller) defaultModel() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.model != "" {
+		return c.model
+	}
+	if ep, err := c.endpointFor(state.Endpoint{}); err == nil {
+		return ep.Model
+	}
 	return c.cfg.Model
 }
 

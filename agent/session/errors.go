@@ -15,6 +15,9 @@ var (
 	ErrOpenSession = errors.New("this session is open; open another one first")
 	// ErrEmptyMessage: there is nothing to send.
 	ErrEmptyMessage = errors.New("the message is empty")
+	// ErrNoKey: the session's endpoint needs an API key and none is set;
+	// the error says which variable to set.
+	ErrNoKey = errors.New("no API key")
 	// ErrClosed: the controller was closed.
 	ErrClosed = errors.New("the session controller is closed")
 )

@@ -59,6 +59,10 @@ func (c *Controller) start(fn func(context.Context, *agent.Agent) (state.State, 
 	if err != nil {
 		return err
 	}
+	if err := c.ep.KeyProblem(); err != nil {
+		c.endLocked(t)
+		return err
+	}
 	a := c.agent
 	go func() {
 		s, err := fn(ctx, a)
@@ -129,8 +133,7 @@ func (c *Controller) Restore(version int) error {
 	if err != nil {
 		return err
 	}
-	c.setHeadLocked(head)
-	return nil
+	return c.setHeadLocked(head)
 }
 
 // SetModel sends the next requests to another model of the same endpoint.
@@ -140,7 +143,7 @@ func (c *Controller) SetModel(name string) error {
 	if err := c.idleLocked(false); err != nil {
 		return err
 	}
-	c.cfg.Model = name
+	c.model, c.ep.Model = name, name
 	if c.cursor != nil {
 		c.agent = c.newAgentLocked()
 	}
@@ -152,6 +155,11 @@ func (c *Controller) SetModel(name string) error {
 func (c *Controller) Compact() error {
 	c.mu.Lock()
 	ctx, t, err := c.beginLocked()
+	if err == nil {
+		if err = c.ep.KeyProblem(); err != nil {
+			c.endLocked(t)
+		}
+	}
 	a := c.agent
 	c.mu.Unlock()
 	if err != nil {

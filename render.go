@@ -95,9 +95,17 @@ func renderMessage(w io.Writer, m state.Message) {
 	if m.Role == state.RoleTool {
 		who = fmt.Sprintf("tool %s (%s)", transcript.Inert(m.Name), transcript.Inert(m.ToolCallID))
 	}
-	if m.Content != "" || len(m.ToolCalls) == 0 {
+	thought := strings.TrimSpace(m.Reasoning)
+	switch {
+	case thought != "":
+		// The thinking first, as the model wrote it, then what it said.
+		fmt.Fprintf(w, "  %s:\n    thinking:\n      %s\n", who, indent(transcript.Inert(thought), "      "))
+		if m.Content != "" {
+			fmt.Fprintf(w, "    %s\n", indent(transcript.Inert(m.Content), "    "))
+		}
+	case m.Content != "" || len(m.ToolCalls) == 0:
 		fmt.Fprintf(w, "  %s: %s\n", who, indent(transcript.Inert(m.Content), "    "))
-	} else {
+	default:
 		fmt.Fprintf(w, "  %s:\n", who)
 	}
 	for _, c := range m.ToolCalls {

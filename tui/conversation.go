@@ -31,10 +31,13 @@ type live struct {
 	reasoning string
 }
 
+// rendered is a message drawn at a width with the thinking folded or
+// not: toggling the fold draws it again.
 type rendered struct {
-	msg   state.Message
-	width int
-	lines []string
+	msg    state.Message
+	width  int
+	folded bool
+	lines  []string
 }
 
 func newConversation(st *themes.Styles) *conversation {
@@ -69,7 +72,8 @@ func (c *conversation) Scroll(n int) { c.offset = max(c.offset+n, 0) }
 // Bottom follows the newest text again.
 func (c *conversation) Bottom() { c.offset = 0 }
 
-// ToggleReasoning folds or unfolds the model's thinking.
+// ToggleReasoning folds or unfolds the model's thinking: the reply being
+// streamed and every kept reply at once.
 func (c *conversation) ToggleReasoning() { c.folded = !c.folded }
 
 // Render draws the last screenful (above the scroll offset) in width×height.
@@ -83,7 +87,9 @@ func (c *conversation) Render(width, height int) []string {
 		push(c.errorBlock(width))
 	}
 	if c.live.active {
-		push(c.liveBlock(width))
+		// A blank line under it, as under each kept message: the kept
+		// reply takes its place without moving the lines above.
+		push(append(c.liveBlock(width), ""))
 	}
 	need := height + c.offset
 	for i := len(c.history) - 1; i >= 0 && len(tail) < need; i-- {
@@ -102,18 +108,19 @@ func (c *conversation) Render(width, height int) []string {
 // message renders history[i], from the cache when it has not changed.
 func (c *conversation) message(i, width int) []string {
 	m := c.history[i]
-	if r, ok := c.cache[i]; ok && r.width == width && sameMessage(r.msg, m) {
+	if r, ok := c.cache[i]; ok && r.width == width && r.folded == c.folded && sameMessage(r.msg, m) {
 		return r.lines
 	}
 	lines := c.renderMessage(m, width)
-	c.cache[i] = rendered{msg: m, width: width, lines: lines}
+	c.cache[i] = rendered{msg: m, width: width, folded: c.folded, lines: lines}
 	return lines
 }
 
 // sameMessage compares messages cheaply: strings sharing memory compare in
 // constant time, and a message in the history never changes.
 func sameMessage(a, b state.Message) bool {
-	return a.Role == b.Role && a.Content == b.Content && a.ToolCallID == b.ToolCallID && len(a.ToolCalls) == len(b.ToolCalls)
+	return a.Role == b.Role && a.Content == b.Content && a.Reasoning == b.Reasoning &&
+		a.ToolCallID == b.ToolCallID && len(a.ToolCalls) == len(b.ToolCalls)
 }
 
 func (c *conversation) renderMessage(m state.Message, width int) []string {
@@ -131,6 +138,7 @@ func (c *conversation) renderMessage(m state.Message, width int) []string {
 		return c.toolResult(m, width)
 	}
 	out := []string{s.AssistantLabel.Render("retrace")}
+	out = append(out, c.thinking(m.Reasoning, width)...)
 	if m.Content != "" {
 		out = append(out, indent(markdown.Render(inert(m.Content), width-2, markdown.Styles(c.st.Markdown)), "  ")...)
 	}
@@ -183,18 +191,35 @@ func nthIndex(s string, c byte, n int) int {
 func (c *conversation) liveBlock(width int) []string {
 	s := c.st.Chat
 	out := []string{s.AssistantLabel.Render("retrace") + " " + s.Streaming.Render("…")}
-	if r := c.live.reasoning; r != "" {
-		if c.folded {
-			out = append(out, "  "+s.ReasoningLabel.Render("thinking: ")+s.Reasoning.Render(clip(inert(lastLine(r)), width-14)))
-		} else {
-			out = append(out, "  "+s.ReasoningLabel.Render("thinking"))
-			for _, l := range wrap(inert(r), width-4) {
-				out = append(out, "    "+s.Reasoning.Render(l))
-			}
-		}
-	}
+	out = append(out, c.thinking(c.live.reasoning, width)...)
 	if c.live.text != "" {
 		out = append(out, indent(markdown.Render(inert(c.live.text), width-2, markdown.Styles(c.st.Markdown)), "  ")...)
+	}
+	return out
+}
+
+// thinking draws a reply's reasoning under its label: folded, one line
+// with how long it is and its last line; unfolded, all of it. A reply
+// being streamed and the same reply once kept draw it alike, so nothing
+// jumps when the kept message takes the streamed one's place.
+func (c *conversation) thinking(reasoning string, width int) []string {
+	text := strings.TrimSpace(reasoning)
+	if text == "" {
+		return nil
+	}
+	s := c.st.Chat
+	n := strings.Count(text, "\n") + 1
+	size := fmt.Sprintf(", %d lines (%s)", n, legend(keymap.Chat.Reasoning))
+	if n == 1 {
+		size = fmt.Sprintf(", 1 line (%s)", legend(keymap.Chat.Reasoning))
+	}
+	if c.folded {
+		head := "▸ thinking" + size + ": "
+		return []string{"  " + s.ReasoningLabel.Render("▸ thinking") + s.Reasoning.Render(size+": "+clip(inert(lastLine(text)), width-2-visibleWidth(head)))}
+	}
+	out := []string{"  " + s.ReasoningLabel.Render("▾ thinking") + s.Reasoning.Render(size)}
+	for _, l := range wrap(inert(text), width-4) {
+		out = append(out, "    "+s.Reasoning.Render(l))
 	}
 	return out
 }

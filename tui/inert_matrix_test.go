@@ -35,9 +35,9 @@ var sgr = regexp.MustCompile("\x1b\\[[0-9;:]*m")
 // texts are the fields of a session a path may make hostile; the others
 // stay plain.
 type texts struct {
-	system, user, reply, step, callID, callName, callArgs string
-	result, toolErr, noteKey, noteValue, failed           string
-	always                                                bool // the call is approved for the session
+	system, user, reply, reasoning, step, callID, callName string
+	callArgs, result, toolErr, noteKey, noteValue, failed  string
+	always                                                 bool // the call is approved for the session
 }
 
 func plainTexts() texts {
@@ -53,7 +53,7 @@ func (x texts) events() []state.Event {
 	evs := []state.Event{
 		{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleSystem, Content: x.system}, {Role: state.RoleUser, Content: x.user}}},
 		{Kind: state.PlanSet, Plan: []state.Step{{Text: x.step}}},
-		{Kind: state.AssistantMessage, Messages: []state.Message{{Role: state.RoleAssistant, Content: x.reply,
+		{Kind: state.AssistantMessage, Messages: []state.Message{{Role: state.RoleAssistant, Content: x.reply, Reasoning: x.reasoning,
 			ToolCalls: []state.ToolRequest{{ID: x.callID, Name: x.callName, Arguments: x.callArgs}}}}},
 		{Kind: state.ApprovalRequested, Tool: call},
 		{Kind: state.ApprovalGiven, Tool: call, Always: x.always},
@@ -180,6 +180,35 @@ func timelineAt(n int, set func(x *texts, h string)) func(*testing.T, string) *M
 	}
 }
 
+// thinkingAt opens the timeline on the version of the model's reply, an
+// older one than the head, with its thinking unfolded or not.
+func thinkingAt(unfold bool) func(*testing.T, string) *Model {
+	return func(t *testing.T, h string) *Model {
+		m := inSession(func(x *texts, h string) { x.reasoning = h })(t, h)
+		_, cmd := m.Update(ctrl('t'))
+		run(m, cmd)
+		for m.timeline != nil && m.timeline.current().Version > 3 {
+			press(m, "left")
+		}
+		if m.timeline == nil || m.timeline.current().Version != 3 {
+			t.Fatalf("the timeline does not show v3: %q", m.notice)
+		}
+		if unfold {
+			unfoldThinking(t, m)
+		}
+		return m
+	}
+}
+
+// unfoldThinking presses Ctrl+O, and fails unless the thinking unfolds.
+func unfoldThinking(t *testing.T, m *Model) {
+	t.Helper()
+	m.Update(ctrl('o'))
+	if !strings.Contains(plain(m.View().Content), "▾ thinking") {
+		t.Fatal("Ctrl+O did not unfold the thinking")
+	}
+}
+
 // withInfo opens a session whose info (title, model, id) set changes.
 func withInfo(set func(info *SessionInfo, h string)) func(*testing.T, string) *Model {
 	return func(t *testing.T, h string) *Model {
@@ -259,6 +288,15 @@ func matrixPaths() []matrixPath {
 			m.Update(ctrl('o'))
 			return m
 		}, conversationPane, 0},
+
+		{"conversation: kept thinking, folded", inSession(func(x *texts, h string) { x.reasoning = h }), conversationPane, 60},
+		{"conversation: kept thinking, unfolded", func(t *testing.T, h string) *Model {
+			m := inSession(func(x *texts, h string) { x.reasoning = h })(t, h)
+			unfoldThinking(t, m)
+			return m
+		}, conversationPane, 0},
+		{"conversation at a version: kept thinking, folded", thinkingAt(false), conversationPane, 60},
+		{"conversation at a version: kept thinking, unfolded", thinkingAt(true), conversationPane, 0},
 
 		// The side panes.
 		{"plan: step", inSession(func(x *texts, h string) { x.step = h }), sidePanes, 0},

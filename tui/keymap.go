@@ -50,6 +50,7 @@ var keymap = keyMap{
 		First:       bind("version 0, the empty session", "home", "g"),
 		Last:        bind("the branch's last version", "end", "G"),
 		Branches:    bind("the branches; Enter opens one", "b"),
+		Reasoning:   bind("fold or unfold the model's thinking", "ctrl+o"),
 		Restore:     bind("restore this version: the next message starts a new branch", "enter"),
 		Close:       bind("back to the head", "esc", "q", "ctrl+t"),
 		Help:        bind("this help", "?", "f1"),
@@ -119,11 +120,11 @@ func (k chatKeys) bindings() []key.Binding {
 // timelineKeys step through the versions of a branch.
 type timelineKeys struct {
 	Back, Forward, TurnBack, TurnForward, First, Last key.Binding
-	Branches, Restore, Close, Help                    key.Binding
+	Branches, Reasoning, Restore, Close, Help         key.Binding
 }
 
 func (k timelineKeys) bindings() []key.Binding {
-	return []key.Binding{k.Back, k.Forward, k.TurnBack, k.TurnForward, k.First, k.Last, k.Branches, k.Restore, k.Close, k.Help}
+	return []key.Binding{k.Back, k.Forward, k.TurnBack, k.TurnForward, k.First, k.Last, k.Branches, k.Reasoning, k.Restore, k.Close, k.Help}
 }
 
 // treeKeys choose a branch.

@@ -161,6 +161,9 @@ func (m *Model) timelineKey(k tea.KeyPressMsg) tea.Cmd {
 		m.mode = modeTree
 		m.relayout()
 		return nil
+	case key.Matches(k, keys.Reasoning):
+		m.conv.ToggleReasoning()
+		return nil
 	case key.Matches(k, keys.Restore):
 		return m.restore(t.current().Version)
 	case key.Matches(k, keys.Close):

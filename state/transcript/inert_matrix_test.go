@@ -47,7 +47,7 @@ func TestInertMatrixInert(t *testing.T) {
 
 // The markdown export (what `retrace export --format md` prints) on every
 // class, in every field it writes: the header, the memory, each kind of
-// message, the tool calls and the error. Each field carries its own tag
+// message and its thinking, the tool calls and the error. Each field carries its own tag
 // before the hostile text, so each is seen to be shown.
 func TestInertMatrixMarkdown(t *testing.T) {
 	for _, c := range inerttest.Classes {
@@ -60,7 +60,7 @@ func TestInertMatrixMarkdown(t *testing.T) {
 				History: []state.Message{
 					{Role: state.RoleSystem, Content: h("system:")},
 					{Role: state.RoleUser, Content: h("user:")},
-					{Role: state.RoleAssistant, Content: h("assistant:"), ToolCalls: []state.ToolRequest{
+					{Role: state.RoleAssistant, Content: h("assistant:"), Reasoning: h("thinking:"), ToolCalls: []state.ToolRequest{
 						{ID: h("callid:"), Name: h("callname:"), Arguments: h("args:")}}},
 					{Role: state.RoleTool, ToolCallID: h("resultid:"), Name: h("resultname:"), Content: h("result:")},
 				},
@@ -76,7 +76,7 @@ func TestInertMatrixMarkdown(t *testing.T) {
 				t.Errorf("the markdown carries %v:\n%q", p, md)
 			}
 			for _, tag := range []string{"title:", "id:", "model:", "workspace:", "summary:", "error:", "system:", "user:",
-				"assistant:", "callid:", "callname:", "args:", "resultid:", "resultname:", "result:", "goal:", "step:",
+				"assistant:", "thinking:", "callid:", "callname:", "args:", "resultid:", "resultname:", "result:", "goal:", "step:",
 				"notekey:", "notevalue:"} {
 				if miss := inerttest.Missing(md, tag, c, 0); len(miss) != 0 {
 					t.Errorf("the markdown lacks %q:\n%s", miss, md)

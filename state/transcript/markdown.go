@@ -25,7 +25,9 @@ type Header struct {
 // Markdown renders the state at one version: what was asked, the plan, the
 // conversation with every tool call and result, and the outcome. All text
 // is made inert; tool output goes in fences longer than any run of
-// backticks inside it, so nothing it holds can end the block early.
+// backticks inside it, so nothing it holds can end the block early. A
+// reply's thinking comes before it, folded in a <details> block, in such a
+// fence too.
 func Markdown(h Header, s state.State) string {
 	var b strings.Builder
 	title := h.Title
@@ -106,6 +108,11 @@ func writeMessage(b *strings.Builder, m state.Message) {
 	}
 	role := map[string]string{state.RoleUser: "User", state.RoleAssistant: "Assistant"}[m.Role]
 	fmt.Fprintf(b, "\n### %s\n", role)
+	if thought := strings.TrimSpace(m.Reasoning); thought != "" {
+		// Folded, as the interface shows it; the fence keeps whatever the
+		// thinking holds (markdown, HTML, a closing tag) as text.
+		fmt.Fprintf(b, "\n<details>\n<summary>Thinking</summary>\n\n%s\n</details>\n", fence(thought))
+	}
 	if m.Content != "" {
 		fmt.Fprintf(b, "\n%s\n", Inert(m.Content))
 	}

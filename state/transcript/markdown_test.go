@@ -12,8 +12,8 @@ import (
 // The whole export of a session with every part filled in, written out by
 // hand from what Markdown's documentation promises: a title, the facts as
 // a list (empty ones left out), goal, plan, notes in key order, the
-// conversation with the summary first, every tool call and result in a
-// fence, and the error last.
+// conversation with the summary first, a reply's thinking folded before
+// it, every tool call and result in a fence, and the error last.
 func TestMarkdownWholeDocument(t *testing.T) {
 	s := state.State{
 		SessionID: "abc", Version: 2, Phase: state.Error,
@@ -21,7 +21,7 @@ func TestMarkdownWholeDocument(t *testing.T) {
 		History: []state.Message{
 			{Role: state.RoleSystem, Content: "You are retrace."},
 			{Role: state.RoleUser, Content: "fix the build"},
-			{Role: state.RoleAssistant, Content: "let me look", ToolCalls: []state.ToolRequest{{ID: "c1", Name: "read_file", Arguments: `{"path":"main.go"}`}}},
+			{Role: state.RoleAssistant, Content: "let me look", Reasoning: "\nthe build log first?\nno, main.go\n", ToolCalls: []state.ToolRequest{{ID: "c1", Name: "read_file", Arguments: `{"path":"main.go"}`}}},
 			{Role: state.RoleTool, ToolCallID: "c1", Name: "read_file", Content: "package main\n"},
 			{Role: state.RoleAssistant, Content: "It does not build."},
 		},
@@ -57,7 +57,9 @@ func TestMarkdownWholeDocument(t *testing.T) {
 		"\n> **Summary of earlier turns:** they said hello\n" +
 		"\n### System\n\n```text\nYou are retrace.\n```\n" +
 		"\n### User\n\nfix the build\n" +
-		"\n### Assistant\n\nlet me look\n" +
+		"\n### Assistant\n" +
+		"\n<details>\n<summary>Thinking</summary>\n\n```text\nthe build log first?\nno, main.go\n```\n\n</details>\n" +
+		"\nlet me look\n" +
 		"\n**Tool call** `read_file` (c1):\n\n```text\n{\"path\":\"main.go\"}\n```\n" +
 		"\n### Tool result: read_file (c1)\n\n```text\npackage main\n```\n" +
 		"\n### Assistant\n\nIt does not build.\n" +
@@ -114,4 +116,22 @@ func firstDiff(a, b string) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// Thinking is folded in a <details> block, in a fence longer than any run
+// of backticks in it, so nothing it holds (a fence, a closing tag, HTML)
+// ends the block early; blank thinking is left out.
+func TestMarkdownThinking(t *testing.T) {
+	for _, c := range []struct{ reasoning, want string }{
+		{"plain", "\n### Assistant\n\n<details>\n<summary>Thinking</summary>\n\n```text\nplain\n```\n\n</details>\n\nhi\n"},
+		{"```go\n</details><img src=x>\n```", "\n### Assistant\n\n<details>\n<summary>Thinking</summary>\n\n" +
+			"````text\n```go\n</details><img src=x>\n```\n````\n\n</details>\n\nhi\n"},
+		{" \n\t\n", "\n### Assistant\n\nhi\n"},
+	} {
+		s := state.State{History: []state.Message{{Role: state.RoleAssistant, Content: "hi", Reasoning: c.reasoning}}}
+		md := transcript.Markdown(transcript.Header{}, s)
+		if !strings.HasSuffix(md, "\n## Conversation\n"+c.want) {
+			t.Errorf("thinking %q: the conversation is\n%q\nwant\n%q", c.reasoning, md[strings.Index(md, "## Conversation"):], c.want)
+		}
+	}
 }

@@ -107,13 +107,7 @@ func requestHistory(s state.State) []state.Message {
 // inside the system text, so it is counted there and nowhere else.
 func (a *Agent) tokensFor(instructions string) int {
 	s := a.cp.State()
-	for len(a.counts) < len(s.History) {
-		m, n := s.History[len(a.counts)], 0
-		if m.Role != state.RoleSystem {
-			n = a.count.Message(m)
-		}
-		a.counts = append(a.counts, n)
-	}
+	a.countHistory(s)
 	n := a.count.Messages([]state.Message{{Role: state.RoleSystem, Content: systemText(s, instructions)}})
 	for _, c := range a.counts[s.SummaryThrough:] {
 		n += c
@@ -121,66 +115,17 @@ func (a *Agent) tokensFor(instructions string) int {
 	return n
 }
 
-// summarize folds the turns before the last keptTurns into the running
-// summary, by a model call, kept as a summarized event (so it can be
-// rolled back like anything else). It reports false when there is nothing
-// old enough to fold.
-func (a *Agent) summarize(ctx context.Context) (bool, error) {
-	s := a.cp.State()
-	var starts []int
-	for i := s.SummaryThrough; i < len(s.History); i++ {
-		if s.History[i].Role == state.RoleUser {
-			starts = append(starts, i)
-		}
-	}
-	if len(starts) <= keptTurns {
-		return false, nil
-	}
-	cut := starts[len(starts)-keptTurns]
-	// The session's system prompt is sent with every request, never
-	// folded into the summary.
-	var older []state.Message
-	for _, m := range s.History[s.SummaryThrough:cut] {
+// countHistory fills the token counts of s's messages that are not
+// counted yet. The history's system message counts 0: it is sent inside
+// the system text.
+func (a *Agent) countHistory(s state.State) {
+	for len(a.counts) < len(s.History) {
+		m, n := s.History[len(a.counts)], 0
 		if m.Role != state.RoleSystem {
-			older = append(older, m)
+			n = a.count.Message(m)
 		}
+		a.counts = append(a.counts, n)
 	}
-	a.obs.Notice(fmt.Sprintf("summarising %d older messages to fit the context window", len(older)))
-	msgs := []state.Message{{Role: state.RoleUser, Content: transcript(s.Summary, older, a.window)}}
-	turn, err := a.model.Stream(ctx, llm.Request{Messages: llm.Messages(summarizerPrompt, msgs)}, llm.Observer{Retry: a.obs.Retry})
-	if err != nil {
-		return false, fmt.Errorf("summarising older turns: %w", err)
-	}
-	_, err = a.commit(ctx, state.Event{Kind: state.Summarized, Text: turn.Content, Through: cut, Usage: turn.Usage})
-	return err == nil, err
-}
-
-// transcript renders turns for the summariser (ms holds no system
-// message), each message capped so the request itself fits: about half
-// the window in characters/4.
-func transcript(previous string, ms []state.Message, window int) string {
-	var b strings.Builder
-	if previous != "" {
-		fmt.Fprintf(&b, "Previous summary:\n%s\n\n", previous)
-	}
-	b.WriteString("Turns to fold in:\n")
-	limit := max(window*2, 4000) // characters, about half the window in tokens
-	per := max(limit/max(len(ms), 1), 200)
-	for _, m := range ms {
-		who := m.Role
-		if m.Role == state.RoleTool {
-			who = "tool " + m.Name + " result"
-		}
-		text := m.Content
-		for _, c := range m.ToolCalls {
-			text += fmt.Sprintf("\n[calls %s %s]", c.Name, c.Arguments)
-		}
-		if r := []rune(text); len(r) > per {
-			text = string(r[:per]) + " […]"
-		}
-		fmt.Fprintf(&b, "\n%s: %s\n", who, text)
-	}
-	return b.String()
 }
 
 // toolSpecs are the tools offered to the model.

@@ -39,42 +39,70 @@ func (r *rig) compact(window int, summary string) string {
 	return last.Messages[1].Content
 }
 
-// Each folded message is cut to an equal share of about half the window
-// (window*2 characters, at least 4000), and to no less than 200
-// characters, so that the summariser's own request fits.
-func TestSummariserCutsLongMessages(t *testing.T) {
+// A turn too long for one of the summariser's requests has its messages
+// clipped so that the request fits the share of the window a request may
+// fill: what is clipped is the start of the message and " […]", and the
+// clip takes no more than it must (the request still fills most of that
+// share). A turn that fits is given whole.
+func TestSummariserClipsATurnTooLongForOneRequest(t *testing.T) {
 	long := func(n int) string { return strings.Repeat("é", n) }
 	for _, c := range []struct {
 		name           string
 		window, answer int
-		want           string // the first answer as the summariser sees it
+		clipped        bool
 	}{
-		// Turn 0 is folded: two messages, each 4000/2 characters at most.
-		{"small window, one over", 1000, 2001, long(2000) + " […]"},
-		{"small window, exactly the share", 1000, 2000, long(2000)},
-		// 3000*2 characters for two messages.
-		{"larger window, one over", 3000, 3001, long(3000) + " […]"},
-		{"larger window, exactly the share", 3000, 3000, long(3000)},
+		{"fits whole", 8000, 2000, false},
+		{"one answer over", 1000, 2000, true},
+		{"far over", 1000, 20000, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t, agent.Options{})
 			r.turn("first question", long(c.answer))
 			r.chat(6)
 			got := r.compact(c.window, "SUMMARY")
-			if want := "Turns to fold in:\n\nuser: first question\n\nassistant: " + c.want + "\n"; got != want {
-				t.Fatalf("the summariser was given %d characters:\n%.300s…\nwant %d", len([]rune(got)), got, len([]rune(want)))
+			answer, ok := strings.CutPrefix(got, "Turns to fold in:\n\nuser: first question\n\nassistant: ")
+			if !ok {
+				t.Fatalf("the summariser was given:\n%.300s", got)
+			}
+			answer = strings.TrimSuffix(answer, "\n")
+			clip, cut := strings.CutSuffix(answer, " […]")
+			if cut != c.clipped || !strings.HasPrefix(long(c.answer), clip) {
+				t.Fatalf("the answer as the summariser saw it: %d of %d characters, clipped %v, want clipped %v", len([]rune(clip)), c.answer, cut, c.clipped)
+			}
+			reqs := r.srv.Requests()
+			n := newWindowModel("gpt-test", c.window).tokens(reqs[len(reqs)-1])
+			if limit := c.window * 8 / 10; n > limit || (c.clipped && n < limit*3/4) {
+				t.Fatalf("the summariser's request has %d tokens; want at most %d, and when clipped at least %d", n, limit, limit*3/4)
 			}
 		})
 	}
+}
 
-	// Eleven turns folded: 22 messages, and 4000/22 is under the floor.
+// In a turn too long for one request, each long message keeps the same
+// share and what is shorter than the share stays whole: a large tool
+// result is clipped, the question, the calls and the answer are not.
+func TestSummariserClipsInProportion(t *testing.T) {
 	r := newRig(t, agent.Options{})
-	for i := range 17 {
-		r.turn(fmt.Sprintf("question %d", i), long(300))
+	var big strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&big, "line %d of a large file\n", i)
 	}
-	got := r.compact(1000, "SUMMARY")
-	if n := strings.Count(got, "\nassistant: "+long(200)+" […]\n"); n != 11 {
-		t.Fatalf("%d answers cut to 200 characters, want 11:\n%.500s", n, got)
+	if err := os.WriteFile(filepath.Join(r.ws, "big.txt"), []byte(big.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	answer := strings.Repeat("the file counts lines. ", 10)
+	r.srv.Enqueue(llmserver.ToolCallReply(call("call_r", "read_file", `{"path":"big.txt"}`)), llmserver.TextReply(answer))
+	if _, err := r.agent().Send(context.Background(), "what is in big.txt?"); err != nil {
+		t.Fatal(err)
+	}
+	r.chat(6)
+	got := r.compact(2000, "SUMMARY")
+	head := "Turns to fold in:\n\nuser: what is in big.txt?\n" +
+		"\nassistant: \n[calls read_file {\"path\":\"big.txt\"}]\n" +
+		"\ntool read_file result: line 0 of a large file\nline 1 of a large file\n"
+	tail := " […]\n\nassistant: " + answer + "\n"
+	if !strings.HasPrefix(got, head) || !strings.HasSuffix(got, tail) || len(got) > big.Len() {
+		t.Fatalf("the summariser was given %d bytes:\n%.400s\n…\n%s", len(got), got, got[max(len(got)-300, 0):])
 	}
 }
 

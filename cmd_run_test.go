@@ -379,3 +379,35 @@ func TestRunGoesOnWithTheDemoModel(t *testing.T) {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out.String(), errOut.String())
 	}
 }
+
+// A server's last byte is read: a stream whose last event (the one with
+// the finish_reason, as servers that send no usage end) has no newline
+// after it, and a server that answers a streaming request with one JSON
+// completion (tool calls included), both end in the answer, once, exit 0.
+func TestRunReadsTheServersLastByte(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		replies []llmserver.Response
+	}{
+		{"last event without its newline", []llmserver.Response{llmserver.TextReply("The whole answer.", llmserver.WithoutUsage(), llmserver.WithBareEnd())}},
+		{"a JSON completion instead of a stream", []llmserver.Response{llmserver.TextCompletion("The whole answer.")}},
+		{"a tool round, all in JSON completions", []llmserver.Response{
+			llmserver.ToolCallCompletion([]llmserver.Call{{ID: "call_l", Name: "list_files", Args: `{}`}}),
+			llmserver.TextCompletion("The whole answer.")}},
+		{"a tool round, each stream ending bare", []llmserver.Response{
+			llmserver.ToolCallReply([]llmserver.Call{{ID: "call_l", Name: "list_files", Args: `{}`}}, llmserver.WithBareEnd()),
+			llmserver.TextReply("The whole answer.", llmserver.WithoutUsage(), llmserver.WithBareEnd())}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newRunEnv(t)
+			e.srv.Enqueue(c.replies...)
+			r := e.run(t, "", "what is it?")
+			if r.code != exitOK || r.stdout != "The whole answer.\n" {
+				t.Fatalf("exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
+			}
+			if n := len(e.srv.Requests()); n != len(c.replies) {
+				t.Fatalf("%d requests for %d replies: a whole reply was retried", n, len(c.replies))
+			}
+		})
+	}
+}

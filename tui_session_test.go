@@ -617,3 +617,54 @@ func TestTUIReadOnlySession(t *testing.T) {
 		t.Fatalf("the writer's session changed: v%d %s, %d requests", head.Version, head.Phase, len(r.srv.Requests()))
 	}
 }
+
+// A session whose endpoint is remote opens with no key at all: its
+// conversation, its model and its versions are there to read. Only
+// sending needs the key, and then the status line names the variable the
+// session records, and nothing is written.
+func TestTUIReadingNeedsNoKey(t *testing.T) {
+	r := newTUIRig(t)
+	ctx := context.Background()
+	info, err := r.store.Create(ctx, storage.NewSession{Title: "remote", Workspace: r.ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := state.Endpoint{Model: "gpt-remote", BaseURL: "https://api.example.com/v1", KeyEnv: "EXAMPLE_KEY"}
+	cur := storage.NewCursor(r.store, state.New(info.ID))
+	for _, ev := range []state.Event{
+		{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: "what is here?"}}, Endpoint: &ep},
+		{Kind: state.Answered, Messages: []state.Message{{Role: state.RoleAssistant, Content: "A remote answer."}}},
+	} {
+		if _, err := cur.Commit(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.store.Release(info.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	empty := filepath.Join(t.TempDir(), "empty.toml")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig(modelFlags{configPath: empty}, func(string) string { return "" })
+	if err != nil {
+		t.Fatalf("loading with no key: %v", err)
+	}
+	ws, err := tools.NewWorkspace(r.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctrl := session.New(ctx, r.store, cfg.session(ws, nil, true, &demoModel{}))
+	t.Cleanup(func() { ctrl.Close() })
+	if err := ctrl.Open(info.ID); err != nil {
+		t.Fatalf("opening to read needs no key: %v", err)
+	}
+	p := r.open(ctrl, 200, 40)
+	s := p.untilShown("A remote answer.", "gpt-remote", "v2/2")
+	p.send("and now?")
+	s = p.until("the status line to say what to set", func(s string) bool { return strings.Contains(lastLine(s), "set EXAMPLE_KEY") })
+	if head := r.head(info.ID); head.Version != 2 || len(r.srv.Requests()) != 0 {
+		t.Fatalf("sending with no key wrote v%d and made %d requests:\n%s", head.Version, len(r.srv.Requests()), s)
+	}
+}

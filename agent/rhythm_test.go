@@ -209,3 +209,31 @@ func TestRepeatedCallIDsRunEveryTime(t *testing.T) {
 		t.Fatalf("the last request ends with %+v", last)
 	}
 }
+
+// A reply's thinking is kept with its message, and never sent back: the
+// server holds every request to DeepSeek R1's rule, which refuses any
+// message that carries reasoning_content.
+func TestThinkingIsKeptAndNotSentBack(t *testing.T) {
+	r := newRig(t, agent.Options{})
+	r.srv.Rules.RejectReasoningEcho = true
+	r.srv.Enqueue(
+		llmserver.ToolCallReply(call("call_l", "list_files", `{}`), llmserver.WithReasoning("list first")),
+		llmserver.TextReply("Two files.", llmserver.WithReasoning("count them")))
+	s, err := r.agent().Send(context.Background(), "what is here?")
+	if err != nil || s.FinalAnswer != "Two files." {
+		t.Fatalf("%s %q: %v", s.Phase, s.FinalAnswer, err)
+	}
+	var thoughts []string
+	for _, m := range s.History {
+		if m.Reasoning != "" {
+			thoughts = append(thoughts, m.Role+": "+m.Reasoning)
+		}
+	}
+	if want := []string{"assistant: list first", "assistant: count them"}; fmt.Sprint(thoughts) != fmt.Sprint(want) {
+		t.Fatalf("the thinking kept: %q, want %q", thoughts, want)
+	}
+	reqs := r.srv.Requests()
+	if len(reqs) != 2 || strings.Contains(string(reqs[1].Raw), "list first") {
+		t.Fatalf("%d requests; the second carries the thinking: %s", len(reqs), reqs[len(reqs)-1].Raw)
+	}
+}

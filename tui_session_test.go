@@ -661,9 +661,9 @@ func TestTUIReadingNeedsNoKey(t *testing.T) {
 		t.Fatalf("opening to read needs no key: %v", err)
 	}
 	p := r.open(ctrl, 200, 40)
-	s := p.untilShown("A remote answer.", "gpt-remote", "v2/2")
+	p.untilShown("A remote answer.", "gpt-remote", "v2/2")
 	p.send("and now?")
-	s = p.until("the status line to say what to set", func(s string) bool { return strings.Contains(lastLine(s), "set EXAMPLE_KEY") })
+	s := p.until("the status line to say what to set", func(s string) bool { return strings.Contains(lastLine(s), "set EXAMPLE_KEY") })
 	if head := r.head(info.ID); head.Version != 2 || len(r.srv.Requests()) != 0 {
 		t.Fatalf("sending with no key wrote v%d and made %d requests:\n%s", head.Version, len(r.srv.Requests()), s)
 	}

@@ -174,6 +174,7 @@ func TestJSONInsteadOfStream(t *testing.T) {
 		usage     state.Usage
 		calls     []state.ToolRequest
 		notes     int
+		split     splitReads // how the body reaches the reader; nil as sent
 	}{
 		"text": {resp: llmserver.TextCompletion("Hello!", llmserver.WithUsage(12, 8)),
 			text: "Hello!", finish: "stop", usage: state.Usage{PromptTokens: 12, CompletionTokens: 8}},
@@ -195,11 +196,22 @@ func TestJSONInsteadOfStream(t *testing.T) {
 		"content as parts": {resp: llmserver.JSON(`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":` +
 			`{"role":"assistant","content":[{"type":"text","text":"Hel"},{"type":"text","text":"lo!"}]},"finish_reason":"stop"}]}`),
 			text: "Hello!", finish: "stop"},
+		"content as parts, some untyped, an image skipped": {resp: llmserver.JSON(`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":` +
+			`{"role":"assistant","content":[{"text":"Hel"},{"type":"image_url","image_url":{"url":"data:,"}},{"type":"text","text":"lo!"}]},"finish_reason":"stop"}]}`),
+			text: "Hello!", finish: "stop"},
+		// A body whose first read is only white space (a server that
+		// flushes a newline before it has the reply) is told by what follows.
+		"white space first, read byte by byte": {resp: llmserver.JSON("\n \n" + vllm), split: oneByte,
+			text: "Hello!", reasoning: "The user greets me.", finish: "stop", usage: state.Usage{PromptTokens: 12, CompletionTokens: 8}},
 		"no finish_reason": {resp: llmserver.JSON(`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"}}]}`),
 			text: "Hello!"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			h := newHarness(t)
+			h := newHarness(t, func(cfg *llm.Config) {
+				if tc.split != nil {
+					cfg.HTTPClient = tc.split
+				}
+			})
 			h.srv.Enqueue(tc.resp)
 			turn, seen, err := streamSeen(t, h)
 			if err != nil {
@@ -276,6 +288,8 @@ func TestJSONErrorWithStatus200(t *testing.T) {
 		"a bare string":         {llmserver.JSON(`{"error":"model is loading"}`), llm.KindServer, "model is loading"},
 		"vLLM's old top level":  {llmserver.JSON(`{"object":"error","message":"busy","type":"ServiceUnavailableError","code":503}`), llm.KindServer, "busy"},
 		"the window overflowed": {llmserver.JSON(llmserver.ErrorBody("This model's maximum context length is 8192 tokens.", "invalid_request_error", "messages", "context_length_exceeded")), llm.KindContextOverflow, "This model's maximum context length is 8192 tokens."},
+		// The code alone says so, in words no pattern knows.
+		"the window overflowed, by its code": {llmserver.JSON(llmserver.ErrorBody("Request too large for this deployment.", "invalid_request_error", "messages", "context_length_exceeded")), llm.KindContextOverflow, "Request too large for this deployment."},
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t)

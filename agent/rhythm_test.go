@@ -237,3 +237,45 @@ func TestThinkingIsKeptAndNotSentBack(t *testing.T) {
 		t.Fatalf("%d requests; the second carries the thinking: %s", len(reqs), reqs[len(reqs)-1].Raw)
 	}
 }
+
+// A task records the endpoint it talks to on its user_message when the
+// session has not recorded that one yet, and only then: the next task to
+// the same endpoint carries none, and an agent that names no model
+// records nothing.
+func TestSendRecordsTheEndpointWhenItChanges(t *testing.T) {
+	ctx := context.Background()
+	ep := state.Endpoint{Model: "gpt-test", BaseURL: "http://localhost:8080/v1", KeyEnv: "LOCAL_KEY"}
+	other := state.Endpoint{Model: "gpt-other", BaseURL: ep.BaseURL, KeyEnv: ep.KeyEnv}
+	r := newRig(t, agent.Options{})
+	for _, c := range []struct {
+		endpoint state.Endpoint // the agent's
+		recorded *state.Endpoint
+		head     state.Endpoint
+	}{
+		{state.Endpoint{}, nil, state.Endpoint{}},
+		{ep, &ep, ep},
+		{ep, nil, ep},
+		{other, &other, other},
+	} {
+		r.opts.Endpoint = c.endpoint
+		r.srv.Enqueue(llmserver.TextReply("ok"))
+		s, err := r.agent().Send(ctx, "hi")
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, err := r.store.Export(ctx, r.session)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var msg state.Event // the task's user_message
+		for _, rec := range x.Checkpoints {
+			if rec.Data.Kind == state.UserMessage {
+				msg = rec.Data
+			}
+		}
+		same := (msg.Endpoint == nil) == (c.recorded == nil) && (msg.Endpoint == nil || *msg.Endpoint == *c.recorded)
+		if !same || s.Endpoint != c.head {
+			t.Fatalf("agent at %+v: the user_message recorded %+v, the head has %+v; want %+v and %+v", c.endpoint, msg.Endpoint, s.Endpoint, c.recorded, c.head)
+		}
+	}
+}

@@ -136,11 +136,12 @@ func assistantMessage(t llm.Turn) state.Message {
 func planSteps(p tools.Plan) []state.Step {
 	steps := make([]state.Step, len(p.Steps))
 	for i, t := range p.Steps {
+		// Ifs, not a tagless switch, so that mutation testing runs the
+		// conditions (go-gremlins/gremlins#298).
 		status := state.StepPending
-		switch {
-		case i < p.Done:
+		if i < p.Done {
 			status = state.StepDone
-		case i == p.Done:
+		} else if i == p.Done {
 			status = state.StepActive
 		}
 		steps[i] = state.Step{Text: t, Status: status}

@@ -10,12 +10,8 @@ import (
 	"retrace/state"
 )
 
-// clipMark ends a message the summariser was given only the start of;
-// markTokens is about what it counts.
-const (
-	clipMark   = " […]"
-	markTokens = 3
-)
+// clipMark ends a message the summariser was given only the start of.
+const clipMark = " […]"
 
 // entrySlack is what a message costs in the summariser's transcript
 // beyond its own count as a request message: the newlines around it and
@@ -41,18 +37,36 @@ func (a *Agent) summarize(ctx context.Context) (bool, error) {
 	if len(starts) <= keptTurns {
 		return false, nil
 	}
-	cut := starts[len(starts)-keptTurns]
+	// A fold ends where a turn starts: after the summary's end, and at the
+	// first kept turn at the latest.
+	ends := starts[1 : len(starts)-keptTurns+1]
 	older := 0
-	for _, m := range s.History[s.SummaryThrough:cut] {
+	for _, m := range s.History[s.SummaryThrough:ends[len(ends)-1]] {
 		if m.Role != state.RoleSystem {
 			older++
 		}
 	}
 	a.obs.Notice(fmt.Sprintf("summarising %d older messages to fit the context window", older))
 	a.countHistory(s)
-	for s.SummaryThrough < cut {
-		through, text := a.nextFold(s, starts, cut)
-		msgs := []state.Message{{Role: state.RoleUser, Content: text}}
+	costs := make([]int, len(ends))
+	from := s.SummaryThrough
+	for i, end := range ends {
+		costs[i] = foldCost(s.History[from:end], a.counts[from:end])
+		from = end
+	}
+	for len(ends) > 0 {
+		room := a.foldRoom(s.Summary)
+		k := foldSize(costs, room)
+		through := ends[k-1]
+		ms := s.History[s.SummaryThrough:through]
+		texts := make([]string, len(ms))
+		for i, m := range ms {
+			texts[i] = entry(m)
+		}
+		if k == 1 { // a turn alone may be too long for one request
+			texts = clip(texts, room, a.count.Text)
+		}
+		msgs := []state.Message{{Role: state.RoleUser, Content: foldText(s.Summary, ms, texts)}}
 		turn, err := a.model.Stream(ctx, llm.Request{Messages: llm.Messages(summarizerPrompt, msgs)}, llm.Observer{Retry: a.obs.Retry})
 		if err != nil {
 			return false, fmt.Errorf("summarising older turns: %w", err)
@@ -60,12 +74,13 @@ func (a *Agent) summarize(ctx context.Context) (bool, error) {
 		if s, err = a.commit(ctx, state.Event{Kind: state.Summarized, Text: turn.Content, Through: through, Usage: turn.Usage}); err != nil {
 			return false, err
 		}
+		ends, costs = ends[k:], costs[k:]
 	}
 	return true, nil
 }
 
-// turnStarts are the positions of the user messages after s's summary:
-// where the turns not yet folded start.
+// turnStarts are the positions of the user messages from s's summary's
+// end on: where the turns not yet folded start.
 func turnStarts(s state.State) []int {
 	var starts []int
 	for i := s.SummaryThrough; i < len(s.History); i++ {
@@ -74,38 +89,6 @@ func turnStarts(s state.State) []int {
 		}
 	}
 	return starts
-}
-
-// nextFold chooses the turns of the next fold, from s's summary on and no
-// further than cut, and writes the summariser's transcript of them: as
-// many whole turns as fit the room a request has beside the prompt and
-// the previous summary, and at least one, clipped when it alone is too
-// long.
-func (a *Agent) nextFold(s state.State, starts []int, cut int) (through int, text string) {
-	room := a.foldRoom(s.Summary)
-	through, cost := s.SummaryThrough, 0
-	for _, end := range starts {
-		if end <= through {
-			continue // the system prompt's place before the first turn
-		}
-		if end > cut {
-			break
-		}
-		c := a.cost(s.History[through:end], a.counts[through:end])
-		if cost > 0 && cost+c > room {
-			break
-		}
-		through, cost = end, cost+c
-	}
-	ms := s.History[s.SummaryThrough:through]
-	texts := make([]string, len(ms))
-	for i, m := range ms {
-		texts[i] = entry(m)
-	}
-	if cost > room {
-		texts = a.clip(texts, room)
-	}
-	return through, foldText(s.Summary, ms, texts)
 }
 
 // foldRoom is how many tokens the turns of one fold may take: the share
@@ -119,8 +102,20 @@ func (a *Agent) foldRoom(summary string) int {
 	return max(int(budget*float64(a.window))-fixed, minFold)
 }
 
-// cost is what ms take in a fold, from their counts as request messages.
-func (a *Agent) cost(ms []state.Message, counts []int) int {
+// foldSize is how many turns, of the costs given, the next fold takes: as
+// many as fit room together, and at least one.
+func foldSize(costs []int, room int) int {
+	k, total := 1, costs[0]
+	for k < len(costs) && total+costs[k] <= room {
+		total += costs[k]
+		k++
+	}
+	return k
+}
+
+// foldCost is what ms take in a fold, from their counts as request
+// messages; the system prompt is never folded.
+func foldCost(ms []state.Message, counts []int) int {
 	n := 0
 	for i, m := range ms {
 		if m.Role != state.RoleSystem {
@@ -130,15 +125,18 @@ func (a *Agent) cost(ms []state.Message, counts []int) int {
 	return n
 }
 
-// clip shortens the longest texts until all of them fit room tokens: each
-// text keeps the same share, short ones whole. A text's share in runes
-// follows its own runes per token, and the whole is counted again, since
-// a cut can land between the characters of one token.
-func (a *Agent) clip(texts []string, room int) []string {
+// clip cuts the longest texts so that all of them, with entrySlack each,
+// count no more than room by count: each gets an equal share (fairShare),
+// and a text within its share stays whole. A cut text keeps as many of
+// its runes as its share is of its count, then clipMark. Tokens are not
+// spread evenly over a text, so the cut texts are counted again, and the
+// shares shrink by a tenth until they fit.
+func clip(texts []string, room int, count func(string) int) []string {
 	sizes := make([]int, len(texts))
 	for i, t := range texts {
-		sizes[i] = a.count.Text(t) + entrySlack
+		sizes[i] = count(t) + entrySlack
 	}
+	mark := count(clipMark)
 	out := make([]string, len(texts))
 	for goal := room; goal > 0; goal = goal * 9 / 10 {
 		share := fairShare(sizes, goal)
@@ -147,10 +145,10 @@ func (a *Agent) clip(texts []string, room int) []string {
 			out[i] = t
 			if sizes[i] > share {
 				r := []rune(t)
-				keep := len(r) * max(share-entrySlack-markTokens, 1) / max(sizes[i]-entrySlack, 1)
+				keep := len(r) * max(share-entrySlack-mark, 0) / max(sizes[i]-entrySlack, 1)
 				out[i] = string(r[:keep]) + clipMark
 			}
-			total += a.count.Text(out[i]) + entrySlack
+			total += count(out[i]) + entrySlack
 		}
 		if total <= room {
 			break
@@ -159,12 +157,13 @@ func (a *Agent) clip(texts []string, room int) []string {
 	return out
 }
 
-// fairShare is the largest share s such that the sizes, each cut to at
-// most s, add up to no more than room (water-filling): what is under
-// the share is kept whole, and what is over it gets the same.
+// fairShare is the largest share such that the sizes, each cut to at
+// most that share, add up to no more than room (water-filling): what is
+// within the share is kept whole, and what is over it gets the share.
+// When everything fits whole it is room.
 func fairShare(sizes []int, room int) int {
 	left, n := room, len(sizes)
-	sorted := append([]int(nil), sizes...)
+	sorted := slices.Clone(sizes)
 	slices.Sort(sorted)
 	for i, size := range sorted {
 		if size*(n-i) > left {
@@ -172,7 +171,7 @@ func fairShare(sizes []int, room int) int {
 		}
 		left -= size
 	}
-	return room // everything fits whole
+	return room
 }
 
 // entry is a message as the summariser reads it.

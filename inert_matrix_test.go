@@ -353,3 +353,34 @@ func TestInertMatrixRunStoredAnswer(t *testing.T) {
 		})
 	}
 }
+
+// An ambiguous session prefix names the sessions it matches with their
+// titles, on stderr: each title shown, nothing in it obeyed.
+func TestInertMatrixAmbiguousPrefix(t *testing.T) {
+	for _, c := range inerttest.Classes {
+		t.Run(c.Name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "retrace.db")
+			st, err := boltstore.Open(db, boltstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			byFirst := map[byte]int{}
+			prefix := ""
+			for prefix == "" {
+				info, err := st.Create(context.Background(), storage.NewSession{Title: field("title:", c)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if byFirst[info.ID[0]]++; byFirst[info.ID[0]] == 2 {
+					prefix = info.ID[:1]
+				}
+			}
+			st.Close()
+			r := retrace(t, "show", prefix, "--db", db)
+			if r.code != exitError || !strings.Contains(r.stderr, "ambiguous") {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			checkText(t, "the ambiguous prefix error", r.stderr, c, []shown{{r.stderr, "title:", 0}})
+		})
+	}
+}

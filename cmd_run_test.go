@@ -411,3 +411,48 @@ func TestRunReadsTheServersLastByte(t *testing.T) {
 		})
 	}
 }
+
+// A server that echoes the Authorization header into what it streams (a
+// misconfigured proxy, a model that repeats its input) gets the key into
+// nothing: not stdout or stderr, the database, show, show --json or either
+// export. The key arrives in a note's arguments, in the thinking, and in
+// the answer, split over deltas of 5 characters.
+func TestRunNeverKeepsAnEchoedKey(t *testing.T) {
+	e := newRunEnv(t)
+	e.srv.SetHandler(func(req llmserver.Request) llmserver.Response {
+		echo := req.Header.Get("Authorization")
+		noted := false
+		for _, m := range req.Messages {
+			noted = noted || m.Role == "tool"
+		}
+		if !noted {
+			return llmserver.ToolCallReply([]llmserver.Call{{ID: "call_n", Name: "note", Args: `{"key":"auth","value":` + jsonString(echo) + `}`}},
+				llmserver.WithPieceSize(5), llmserver.WithReasoning("I see "+echo+" in my input"))
+		}
+		return llmserver.TextReply("You sent "+echo+", I think.", llmserver.WithPieceSize(5), llmserver.WithReasoning("it was "+echo))
+	})
+	r := e.run(t, "", "--api-key", secret, "what did you get?")
+	if r.code != exitOK || !strings.Contains(r.stdout, "You sent Bearer [the API key], I think.") {
+		t.Fatalf("exit %d\nstdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	id := sessionID(t, e.db)
+	db, err := os.ReadFile(e.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs := map[string]string{
+		"stdout": r.stdout, "stderr": r.stderr, "database": string(db),
+		"show":        retrace(t, "show", id, "--db", e.db).ok(t).stdout,
+		"show --json": retrace(t, "show", id, "--json", "--db", e.db).ok(t).stdout,
+		"export":      retrace(t, "export", id, "--db", e.db).ok(t).stdout,
+		"export md":   retrace(t, "export", id, "--format", "md", "--db", e.db).ok(t).stdout,
+	}
+	for where, text := range outputs {
+		if strings.Contains(text, secret) || strings.Contains(text, secret[len(secret)-12:]) {
+			t.Errorf("the API key appears in %s", where)
+		}
+	}
+	if show := outputs["show"]; !strings.Contains(show, "auth: Bearer [the API key]") || !strings.Contains(show, "it was Bearer [the API key]") {
+		t.Errorf("show does not say where the key was:\n%s", show)
+	}
+}

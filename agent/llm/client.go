@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"strings"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -126,14 +125,19 @@ type Observer struct {
 
 // Stream makes one model call, streaming, with retries.
 func (c *Client) Stream(ctx context.Context, req Request, obs Observer) (Turn, error) {
+	sc := newScrub(c.cfg.APIKey)
 	for attempt := 1; ; attempt++ {
-		turn, shown, err := c.once(ctx, req, obs)
+		scrubbed, flush := sc.observer(obs)
+		turn, shown, err := c.once(ctx, req, scrubbed)
+		flush()
 		if err == nil {
-			return turn, nil
+			return sc.turn(turn), nil
 		}
-		c.redact(err)
 		var e *Error
-		if !errors.As(err, &e) || !e.retryable || attempt >= c.cfg.MaxTries || (shown && !req.RestartOK) {
+		if errors.As(err, &e) {
+			sc.error(e)
+		}
+		if e == nil || !e.retryable || attempt >= c.cfg.MaxTries || (shown && !req.RestartOK) {
 			return Turn{}, err
 		}
 		wait := e.RetryAfter
@@ -150,19 +154,6 @@ func (c *Client) Stream(ctx context.Context, req Request, obs Observer) (Turn, e
 		if err := c.cfg.Sleep(ctx, wait); err != nil {
 			return Turn{}, &Error{Kind: KindCanceled, err: err}
 		}
-	}
-}
-
-// redact removes the API key from what a server said: a server may echo
-// the key it rejected, and error messages end up on screens, in logs and
-// in the session's history.
-func (c *Client) redact(err error) {
-	var e *Error
-	if c.cfg.APIKey == "" || !errors.As(err, &e) {
-		return
-	}
-	for _, s := range []*string{&e.Message, &e.Hint, &e.Partial.Content} {
-		*s = strings.ReplaceAll(*s, c.cfg.APIKey, "[the API key]")
 	}
 }
 

@@ -16,7 +16,7 @@ func TestErrorText(t *testing.T) {
 		kind llm.Kind
 		want string
 	}{
-		"401": {llmserver.Status(401, llmserver.ErrorBody("Incorrect API key provided: sk-test.", "invalid_request_error", "", "invalid_api_key")),
+		"401": {llmserver.Status(401, llmserver.ErrorBody("Incorrect API key provided: "+testKey+".", "invalid_request_error", "", "invalid_api_key")),
 			llm.KindAuth, "the endpoint rejected the API key (HTTP 401): Incorrect API key provided: [the API key]. " +
 				"(check the API key: OPENAI_API_KEY, --api-key, or api_key_env in the config file)"},
 		"quota": {llmserver.Status(429, llmserver.ErrorBody("You exceeded your current quota.", "insufficient_quota", "", "insufficient_quota")),
@@ -101,9 +101,9 @@ func TestPlainTextBodyClipped(t *testing.T) {
 // The key is taken out of everything a failure carries that reaches a
 // screen: the message, and text the model streamed before it failed.
 func TestKeyRedactedEverywhere(t *testing.T) {
-	h := newHarness(t, func(c *llm.Config) { c.APIKey = "sk-live-123" })
-	h.srv.Enqueue(llmserver.Stream(c.Role(), c.Text("your key is sk-live-123, "), c.Text("right?"),
-		llmserver.ErrorData("bad key sk-live-123 echoed twice: sk-live-123", "server_error")))
+	h := newHarness(t, func(c *llm.Config) { c.APIKey = "sk-live-0123456789abcdef" })
+	h.srv.Enqueue(llmserver.Stream(c.Role(), c.Text("your key is sk-live-0123456789abcdef, "), c.Text("right?"),
+		llmserver.ErrorData("bad key sk-live-0123456789abcdef echoed twice: sk-live-0123456789abcdef", "server_error")))
 	_, err := h.stream(t, false)
 	e := wantKind(t, err, llm.KindStream)
 	if e.Message != "bad key [the API key] echoed twice: [the API key]" || e.Partial.Content != "your key is [the API key], right?" {

@@ -27,10 +27,14 @@ type harness struct {
 	retry  []llm.Retry
 }
 
+// testKey is the harness's API key: as long as a real one, so it is
+// scrubbed from what the server sends (short ones are placeholders).
+const testKey = "sk-test-0123456789abcdef"
+
 func newHarness(t *testing.T, mod ...func(*llm.Config)) *harness {
 	t.Helper()
 	h := &harness{srv: llmtest.NewServer(t), deltas: map[llm.DeltaKind]string{}}
-	cfg := llm.Config{BaseURL: h.srv.URL(), APIKey: "sk-test", Model: "gpt-test",
+	cfg := llm.Config{BaseURL: h.srv.URL(), APIKey: testKey, Model: "gpt-test",
 		Sleep: func(_ context.Context, d time.Duration) error {
 			h.mu.Lock()
 			defer h.mu.Unlock()
@@ -482,10 +486,11 @@ func TestIdleTimeout(t *testing.T) {
 
 // A server that echoes the key it rejected must not put it on the screen.
 func TestKeyNeverInErrors(t *testing.T) {
-	h := newHarness(t)
-	h.srv.Enqueue(llmserver.Status(401, llmserver.ErrorBody("Incorrect API key provided: sk-test. You can find your key at ...", "invalid_request_error", "", "invalid_api_key")))
+	const key = "sk-proj-0123456789abcdef"
+	h := newHarness(t, func(c *llm.Config) { c.APIKey = key })
+	h.srv.Enqueue(llmserver.Status(401, llmserver.ErrorBody("Incorrect API key provided: "+key+". You can find your key at ...", "invalid_request_error", "", "invalid_api_key")))
 	_, err := h.stream(t, false)
-	if err == nil || strings.Contains(err.Error(), "sk-test") || !strings.Contains(err.Error(), "[the API key]") {
+	if err == nil || strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "[the API key]") {
 		t.Fatalf("error %q", err)
 	}
 }

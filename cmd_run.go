@@ -104,7 +104,7 @@ func runTask(ctx context.Context, c *cli, f runFlags, args []string) error {
 		final, err = follow(ctx, ctrl, func() error { return ctrl.Submit(prompt) }, out, h)
 	}
 	out.finish(final)
-	if f.asJSON {
+	if f.asJSON && (err == nil || out.ran(final)) {
 		if jerr := writeJSON(c, final); jerr != nil {
 			return jerr
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -454,5 +455,39 @@ func TestRunNeverKeepsAnEchoedKey(t *testing.T) {
 	}
 	if show := outputs["show"]; !strings.Contains(show, "auth: Bearer [the API key]") || !strings.Contains(show, "it was Bearer [the API key]") {
 		t.Errorf("show does not say where the key was:\n%s", show)
+	}
+}
+
+// Nothing but the new task's answer reaches stdout. A follow-up whose
+// first checkpoint cannot be written (here the kernel refuses every write
+// to a file: ulimit -f 0) fails on stderr, and stdout stays empty: the
+// previous task's answer, still the head's, is not printed as if it were
+// the new one's. With --json, no state is printed either.
+func TestRunPrintsNoStaleAnswer(t *testing.T) {
+	e := newRunEnv(t)
+	e.srv.Enqueue(llmserver.TextReply("The first answer."))
+	if r := e.run(t, "", "first"); r.code != exitOK || r.stdout != "The first answer.\n" {
+		t.Fatalf("first task: exit %d %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	id := sessionID(t, e.db)
+	before, err := os.ReadFile(e.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := builtBinary(t)
+	for _, extra := range [][]string{nil, {"--json"}} {
+		args := append([]string{"-c", `ulimit -f 0 && exec "$0" "$@"`, bin, "run", "--db", e.db, "--workspace", e.ws,
+			"--base-url", e.srv.URL(), "--model", "gpt-test", "--session", id}, extra...)
+		cmd := exec.Command("sh", append(args, "the follow-up")...)
+		cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+e.configDir)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if err == nil || stdout.Len() != 0 || !strings.Contains(stderr.String(), "retrace:") {
+			t.Fatalf("%v: the follow-up with no writable file: %v\nstdout %q\nstderr %s", extra, err, stdout.String(), stderr.String())
+		}
+	}
+	if after, err := os.ReadFile(e.db); err != nil || !bytes.Equal(before, after) {
+		t.Fatalf("the database changed (%v)", err)
 	}
 }

@@ -23,11 +23,16 @@ type progress struct {
 	midLine        io.Writer // where streamed text stopped without a newline, if anywhere
 	streaming      llm.DeltaKind
 	answered       bool // some answer text went to stdout
+	start          int  // the head's version when the command began
 }
 
 func newProgress(stdout, stderr io.Writer, quiet bool, start state.State) *progress {
-	return &progress{stdout: stdout, stderr: stderr, quiet: quiet, last: start}
+	return &progress{stdout: stdout, stderr: stderr, quiet: quiet, last: start, start: start.Version}
 }
+
+// ran reports whether s is a checkpoint this command wrote: only a task
+// it ran may put an answer on stdout, never the one the head already had.
+func (p *progress) ran(s state.State) bool { return s.Version != p.start }
 
 // State reports what one checkpoint changed.
 func (p *progress) State(s state.State) {
@@ -115,7 +120,7 @@ func (p *progress) Notice(text string) { p.line("  note: %s", transcript.Inert(t
 // finish ends the output: the answer's last line, and where to look next.
 func (p *progress) finish(s state.State) {
 	p.endLine()
-	if s.Phase == state.Done && !p.answered && !p.quiet && s.FinalAnswer != "" {
+	if s.Phase == state.Done && p.ran(s) && !p.answered && !p.quiet && s.FinalAnswer != "" {
 		fmt.Fprintln(p.stdout, transcript.Inert(s.FinalAnswer))
 	}
 	p.line("%s · session %s v%d · %d tokens · retrace show %s", s.Phase, session.Short(s.SessionID), s.Version, s.Usage.Total(), session.Short(s.SessionID))

@@ -165,7 +165,9 @@ func readPrompt(stdin io.Reader, args []string, haveSession bool) (string, error
 	case len(args) != 1:
 		return "", usagef("want one PROMPT (quote it; - reads it from stdin), got %d arguments", len(args))
 	case args[0] == "-":
-		b, err := io.ReadAll(stdin)
+		// Read no more than can be sent (and its newline): a huge stdin is
+		// refused at once, not read whole into memory first.
+		b, err := io.ReadAll(io.LimitReader(stdin, state.MaxMessage+3))
 		if err != nil {
 			return "", fmt.Errorf("read the prompt from stdin: %w", err)
 		}
@@ -174,11 +176,19 @@ func readPrompt(stdin io.Reader, args []string, haveSession bool) (string, error
 		}
 		// `echo prompt | retrace run -` ends it with the shell's newline,
 		// which is not part of what was asked.
-		return strings.TrimRight(string(b), "\r\n"), nil
+		return checkPromptSize(strings.TrimRight(string(b), "\r\n"), "the prompt on stdin")
 	case strings.TrimSpace(args[0]) == "":
 		return "", usagef("the prompt is empty")
 	}
-	return args[0], nil
+	return checkPromptSize(args[0], "the prompt")
+}
+
+// checkPromptSize refuses a prompt over what retrace sends.
+func checkPromptSize(prompt, what string) (string, error) {
+	if len(prompt) > state.MaxMessage {
+		return "", usagef("%s is over %d KiB, the most retrace sends; put the text in a file in the workspace and ask for it to be read", what, state.MaxMessage>>10)
+	}
+	return prompt, nil
 }
 
 func allowList(flagValue string, fromConfig []string) ([]string, error) {

@@ -491,3 +491,42 @@ func TestRunPrintsNoStaleAnswer(t *testing.T) {
 		t.Fatalf("the database changed (%v)", err)
 	}
 }
+
+// endless is a stdin that never ends, counting what was read of it.
+type endless struct{ read int }
+
+func (e *endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a'
+	}
+	e.read += len(p)
+	return len(p), nil
+}
+
+// A prompt over state.MaxMessage is refused with a message that says the
+// limit and what to do instead, exit 2, before anything is created: from
+// the arguments, and from a stdin that is read no further than the limit
+// (a 50 MB prompt once took 44 s, 1 GB and five 52 MB requests).
+func TestRunRefusesAHugePrompt(t *testing.T) {
+	e := newRunEnv(t)
+	in := &endless{}
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"run", "--db", e.db, "--base-url", e.srv.URL(), "--model", "gpt-test", "-"}, in, &out, &errOut)
+	if code != exitUsage || !strings.Contains(errOut.String(), "over 256 KiB") || in.read > state.MaxMessage+64<<10 {
+		t.Fatalf("exit %d, %d bytes read of stdin: %s", code, in.read, errOut.String())
+	}
+	if r := e.run(t, "", strings.Repeat("a", state.MaxMessage+1)); r.code != exitUsage || !strings.Contains(r.stderr, "over 256 KiB") {
+		t.Fatalf("an argument one byte over: exit %d: %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(e.db); err == nil || len(e.srv.Requests()) != 0 {
+		t.Fatalf("a refused prompt created the database or sent %d requests", len(e.srv.Requests()))
+	}
+	// Exactly at the limit it goes, with its newline from stdin dropped.
+	e.srv.Enqueue(llmserver.TextReply("Long."))
+	if r := e.run(t, strings.Repeat("a", state.MaxMessage)+"\n", "-"); r.code != exitOK {
+		t.Fatalf("a prompt of exactly the limit: exit %d: %s", r.code, r.stderr)
+	}
+	if m := e.srv.Requests()[0].Messages; len(m[len(m)-1].Content) != state.MaxMessage {
+		t.Fatalf("sent %d bytes", len(m[len(m)-1].Content))
+	}
+}

@@ -107,6 +107,10 @@ var ErrBusy = errors.New("a task is under way")
 // would fail too.
 var ErrEmptyMessage = errors.New("the message is empty")
 
+// ErrMessageTooLong is returned by Send for a message over
+// state.MaxMessage.
+var ErrMessageTooLong = fmt.Errorf("the message is over %d KiB, the most retrace sends; put the text in a file in the workspace and ask for it to be read", state.MaxMessage>>10)
+
 // New returns an agent for the session cp holds.
 func New(cp Checkpointer, model Model, tb Toolbox, approve Approver, obs Observer, opts Options) *Agent {
 	if opts.MaxIterations <= 0 {
@@ -135,6 +139,9 @@ func (a *Agent) Send(ctx context.Context, text string) (state.State, error) {
 	}
 	if strings.TrimSpace(text) == "" {
 		return s, ErrEmptyMessage
+	}
+	if len(text) > state.MaxMessage {
+		return s, ErrMessageTooLong
 	}
 	msgs := []state.Message{{Role: state.RoleUser, Content: text}}
 	if len(s.History) == 0 {

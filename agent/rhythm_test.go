@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -277,5 +278,14 @@ func TestSendRecordsTheEndpointWhenItChanges(t *testing.T) {
 		if !same || s.Endpoint != c.head {
 			t.Fatalf("agent at %+v: the user_message recorded %+v, the head has %+v; want %+v and %+v", c.endpoint, msg.Endpoint, s.Endpoint, c.recorded, c.head)
 		}
+	}
+}
+
+// Send refuses a message over state.MaxMessage, and writes nothing.
+func TestSendRefusesAMessageTooLong(t *testing.T) {
+	r := newRig(t, agent.Options{})
+	s, err := r.agent().Send(context.Background(), strings.Repeat("a", state.MaxMessage+1))
+	if !errors.Is(err, agent.ErrMessageTooLong) || s.Version != 0 || len(r.srv.Requests()) != 0 {
+		t.Fatalf("v%d, %d requests: %v", s.Version, len(r.srv.Requests()), err)
 	}
 }

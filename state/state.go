@@ -170,3 +170,9 @@ func New(sessionID string) State {
 func (s State) String() string {
 	return fmt.Sprintf("session %s v%d (%s, %d messages)", s.SessionID, s.Version, s.Phase, len(s.History))
 }
+
+// MaxMessage is the longest message a person may send, in bytes: a paste
+// of a whole log must not freeze the input, and far more than this would
+// not fit a model's window anyway. The interface cuts a paste to it and
+// says so; Send and `retrace run` refuse a longer message.
+const MaxMessage = 256 << 10

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
+
+	"retrace/state"
 )
 
 func (m *Model) handleResize(msg tea.WindowSizeMsg) tea.Cmd {
@@ -103,9 +105,8 @@ func (m *Model) handleWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	return nil
 }
 
-// maxInput bounds a message: a paste of a whole log must not freeze the
-// input, and far more than this would not fit a model's window anyway.
-const maxInput = 256 << 10
+// maxInput bounds a message (state.MaxMessage says why).
+const maxInput = state.MaxMessage
 
 func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 	if m.mode != modeChat || m.approval != nil || m.session.ReadOnly {

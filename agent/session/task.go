@@ -17,6 +17,9 @@ func (c *Controller) Submit(text string) error {
 	if strings.TrimSpace(text) == "" {
 		return ErrEmptyMessage
 	}
+	if len(text) > state.MaxMessage {
+		return agent.ErrMessageTooLong
+	}
 	return c.start(func(ctx context.Context, a *agent.Agent) (state.State, error) {
 		c.nameAfter(text)
 		if err := a.Interrupt(ctx, "a new message replaced this unfinished task"); err != nil {

@@ -337,19 +337,21 @@ func TestInertMatrixRunNotice(t *testing.T) {
 	}
 }
 
-// retrace run --session on a finished session, with no prompt, prints
-// the answer it holds: text from the store, inert.
-func TestInertMatrixRunStoredAnswer(t *testing.T) {
+// retrace run --session on a finished session, with no prompt, has no
+// task to run: the answer the session holds is not printed as if it were
+// new (only a task the command ran puts an answer on stdout), and what it
+// says on stderr is inert.
+func TestInertMatrixRunAtRest(t *testing.T) {
 	for _, c := range inerttest.Classes {
 		t.Run(c.Name, func(t *testing.T) {
 			e := newRunEnv(t)
 			e.srv.Enqueue(llmserver.TextReply(field("answer:", c)))
 			e.run(t, "", "look")
 			r := e.run(t, "", "--session", sessionID(t, e.db))
-			if r.code != exitOK {
-				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			if r.code != exitOK || r.stdout != "" || !strings.Contains(r.stderr, "no unfinished task") {
+				t.Fatalf("exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
 			}
-			checkText(t, "the stored answer on stdout", r.stdout, c, []shown{{r.stdout, "answer:", 0}})
+			checkText(t, "retrace run at rest", r.stderr, c, nil)
 		})
 	}
 }

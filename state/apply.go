@@ -208,7 +208,10 @@ func (a *applier) change(ev Event) {
 		a.s.FinalAnswer = ev.Messages[len(ev.Messages)-1].Content
 		// The model answered: the step it was on is over. Steps it never
 		// started stay as they are, for the person to see.
-		if i := slices.IndexFunc(a.s.Memory.Plan, func(st Step) bool { return st.Status == StepActive }); i >= 0 {
+		// (The index is taken first: gremlins cannot place a condition on
+		// the line of a func literal, and would never run its mutants.)
+		i := slices.IndexFunc(a.s.Memory.Plan, isActive)
+		if i >= 0 {
 			a.setStepStatus(i, StepDone)
 		}
 	case PlanSet:
@@ -433,3 +436,5 @@ func (s State) clip() State {
 	s.Memory.ToolCalls = slices.Clip(s.Memory.ToolCalls)
 	return s
 }
+
+func isActive(st Step) bool { return st.Status == StepActive }

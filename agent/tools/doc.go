@@ -7,7 +7,11 @@
 // A Workspace is the directory tools may touch. Every path the model sends
 // goes through Workspace.Resolve, which refuses anything that would land
 // outside it: absolute paths elsewhere, ".." escapes, and symlinks (at any
-// depth, followed through chains) whose target is outside.
+// depth, followed through chains) whose target is outside. The file is
+// then opened, created, renamed or walked through an os.Root held on the
+// workspace, which refuses any step out at the moment it is taken; so a
+// directory replaced by a symlink to outside after Resolve looked (a
+// time-of-check-to-time-of-use race) makes the call fail, never escape.
 //
 // A Registry holds the eight tools. Defs describes them to the model (name,
 // description, JSON Schema of the arguments) and to the approval UI (Gated).
@@ -33,12 +37,14 @@
 //
 // # Caveats
 //
-// Confinement is checked when a path is resolved; a process that changes
-// the workspace between that check and the use of the path (replacing a
-// directory with a symlink) is outside what this package defends against.
+// os.Root stops symlinks, not what the kernel itself joins to the tree:
+// bind mounts, /proc's magic links and device files are taken as they are.
+// It holds the directory, not its name: should the workspace be moved,
+// the file tools follow it and run_command, run in the path, does not.
+//
 // run_command is not confined at all: a command can touch anything the
 // user can, which is why it is gated.
 //
-// This package imports nothing but the standard library and runs commands
-// with sh, so it needs a Unix-like system.
+// This package needs, besides the standard library, only doublestar for
+// globs; it runs commands with sh, so it needs a Unix-like system.
 package tools

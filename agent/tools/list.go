@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 )
 
 // listArgs are list_files' arguments.
@@ -34,7 +32,7 @@ func (r *Registry) listFiles(ctx context.Context, a *listArgs) (string, error) {
 	}
 	out := capped{max: r.opts.MaxOutputBytes}
 	total := 0
-	unreadable, err := walkTree(ctx, dir, func(abs, rel string, d fs.DirEntry) error {
+	unreadable, err := r.ws.walkTree(ctx, dir, func(abs, rel string, d fs.DirEntry) error {
 		if d.IsDir() && !g.mayMatchBelow(rel) {
 			return fs.SkipDir
 		}
@@ -77,12 +75,12 @@ func (r *Registry) resolveDir(p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	info, err := os.Stat(abs)
+	info, err := r.ws.stat(abs, p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "", fmt.Errorf("%s does not exist", p)
 	case err != nil:
-		return "", fmt.Errorf("stat %s: %w", p, err)
+		return "", err
 	case !info.IsDir():
 		return "", fmt.Errorf("%s is not a directory; use read_file to read a file", p)
 	}
@@ -96,41 +94,4 @@ func unreadableNote(n int) string {
 		return ""
 	}
 	return fmt.Sprintf("\n[%s could not be read]", plural(n, "directory"))
-}
-
-// walkTree walks the tree under dir in lexical order, calling visit for
-// every entry but dir itself with its absolute path and its slash-separated
-// path relative to dir. It skips .git entirely (its objects are noise to
-// the model) and does not follow symlinks, which may lead out of the
-// workspace. Directories it cannot read are counted, not fatal. visit may
-// return fs.SkipDir or fs.SkipAll.
-func walkTree(ctx context.Context, dir string, visit func(abs, rel string, d fs.DirEntry) error) (unreadable int, err error) {
-	prefix := len(dir) + 1
-	if dir == string(filepath.Separator) {
-		prefix = len(dir)
-	}
-	seen := 0
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == dir {
-				return err
-			}
-			unreadable++
-			return nil
-		}
-		if seen++; seen%256 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if p == dir {
-			return nil
-		}
-		if d.Name() == ".git" {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		return visit(p, filepath.ToSlash(p[prefix:]), d)
-	})
-	return unreadable, err
 }

@@ -91,7 +91,7 @@ func (r *Registry) fileDiff(abs, before, after string) string {
 // readForDiff reads the file a write replaces. A file too large or binary
 // is not diffed; the text returned then says so in its place.
 func (r *Registry) readForDiff(abs, shown string) (text string, diffable bool, err error) {
-	f, info, err := openRegular(abs, shown)
+	f, info, err := r.ws.openRegular(abs, shown)
 	if err != nil {
 		return "", false, err
 	}
@@ -99,7 +99,7 @@ func (r *Registry) readForDiff(abs, shown string) (text string, diffable bool, e
 	if info.Size() > maxDiffBytes {
 		return fmt.Sprintf("file too large to diff: %d bytes", info.Size()), false, nil
 	}
-	before, err := readAll(abs, shown)
+	before, err := r.ws.readAll(abs, shown)
 	if err != nil {
 		return "", false, err
 	}

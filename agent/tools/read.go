@@ -4,13 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
-	"os"
-	"syscall"
 )
 
 // sniffBytes is how much of a file is checked for NUL bytes to call it
@@ -53,7 +49,7 @@ func (r *Registry) readFile(ctx context.Context, a *readArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	f, info, err := openRegular(abs, a.Path)
+	f, info, err := r.ws.openRegular(abs, a.Path)
 	if err != nil {
 		return "", err
 	}
@@ -81,34 +77,6 @@ func (r *Registry) readFile(ctx context.Context, a *readArgs) (string, error) {
 		out = ensureNewline(out) + fmt.Sprintf("[truncated: showed lines %d-%d of %d (%s cap); ask for a line range]", start, res.last, res.total, limit)
 	}
 	return out, nil
-}
-
-// openRegular opens a file for reading and refuses anything but a regular
-// file: a directory gets a pointer to list_files, and a FIFO or device
-// would block or never end. O_NONBLOCK keeps the open of a FIFO from
-// hanging before it can be refused; it changes nothing for regular files.
-func openRegular(abs, shown string) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, fmt.Errorf("%s does not exist", shown)
-		}
-		return nil, nil, fmt.Errorf("open %s: %w", shown, err)
-	}
-	info, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("stat %s: %w", shown, err)
-	}
-	switch {
-	case info.IsDir():
-		f.Close()
-		return nil, nil, fmt.Errorf("%s is a directory; use list_files to see what it contains", shown)
-	case !info.Mode().IsRegular():
-		f.Close()
-		return nil, nil, fmt.Errorf("%s is not a regular file (%s)", shown, info.Mode().Type())
-	}
-	return f, info, nil
 }
 
 // isBinary reports whether the start of br holds a NUL byte.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"regexp"
 	"strings"
@@ -34,6 +33,7 @@ type searchArgs struct {
 
 // searcher holds one search_text call's state.
 type searcher struct {
+	ws      *Workspace
 	re      *regexp.Regexp
 	out     capped
 	max     int // matches
@@ -65,17 +65,17 @@ func (r *Registry) searchText(ctx context.Context, a *searchArgs) (string, error
 	if err != nil {
 		return "", err
 	}
-	info, err := os.Stat(abs)
+	info, err := r.ws.stat(abs, base)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("%s does not exist", base)
 		}
-		return "", fmt.Errorf("stat %s: %w", base, err)
+		return "", err
 	}
-	s := &searcher{re: re, out: capped{max: r.opts.MaxOutputBytes}, max: r.opts.MaxMatches}
+	s := &searcher{ws: r.ws, re: re, out: capped{max: r.opts.MaxOutputBytes}, max: r.opts.MaxMatches}
 	unreadable := 0
 	if info.IsDir() {
-		unreadable, err = walkTree(ctx, abs, func(p, rel string, d fs.DirEntry) error {
+		unreadable, err = r.ws.walkTree(ctx, abs, func(p, rel string, d fs.DirEntry) error {
 			if !d.Type().IsRegular() || !keep(rel) {
 				return nil
 			}
@@ -114,7 +114,7 @@ func fileFilter(pattern string) (func(rel string) bool, error) {
 // (a listing of errors would crowd out the matches). It returns fs.SkipAll
 // once the caps are reached.
 func (s *searcher) file(ctx context.Context, abs, shown string) error {
-	f, _, err := openRegular(abs, shown)
+	f, _, err := s.ws.openRegular(abs, shown)
 	if err != nil {
 		return nil
 	}

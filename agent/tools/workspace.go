@@ -16,13 +16,17 @@ const maxLinkHops = 40
 // Workspace is the directory tools may touch. It is immutable and safe for
 // concurrent use.
 type Workspace struct {
-	root  string // absolute, symlinks resolved
-	alias string // absolute form of the directory as given, symlinks kept
+	root  string   // absolute, symlinks resolved
+	alias string   // absolute form of the directory as given, symlinks kept
+	dir   *os.Root // root, held open: every file is opened through it
+	tree  fs.FS    // dir's tree as walks read it, a field so a test can make a directory unreadable even to root
 }
 
 // NewWorkspace confines tools to dir. dir is made absolute and its symlinks
 // are resolved once, here, so that every later check compares real paths;
-// it must exist and be a directory.
+// it must exist and be a directory. The directory is held open for as long
+// as the Workspace lives (os.Root closes it when it is collected), so the
+// tools keep working in it even if it is renamed.
 func NewWorkspace(dir string) (*Workspace, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("workspace: %w: empty path", ErrInvalidPath)
@@ -42,7 +46,11 @@ func NewWorkspace(dir string) (*Workspace, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("workspace %s: not a directory", dir)
 	}
-	return &Workspace{root: root, alias: abs}, nil
+	d, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	return &Workspace{root: root, alias: abs, dir: d, tree: d.FS()}, nil
 }
 
 // Root is the workspace directory: absolute, with symlinks resolved.
@@ -50,10 +58,15 @@ func (w *Workspace) Root() string { return w.root }
 
 // Resolve turns a path the model gave (relative to the root, or absolute)
 // into an absolute path inside the workspace, or an error the model can
-// read. The result has every existing symlink resolved, so using it cannot
-// lead outside: a path is inside when its real location is, whatever the
-// symlinks it names on the way. A path that does not exist yet (a file
-// about to be written) is inside when its deepest existing ancestor is.
+// read. The result has every existing symlink resolved: a path is inside
+// when its real location is, whatever the symlinks it names on the way. A
+// path that does not exist yet (a file about to be written) is inside when
+// its deepest existing ancestor is.
+//
+// The answer holds for the moment it was worked out. Opening the result
+// by name afterwards would follow a directory replaced by a symlink in the
+// meantime, wherever it led; the tools open it through the workspace's
+// os.Root instead, which refuses any step out.
 func (w *Workspace) Resolve(p string) (string, error) {
 	if p == "" {
 		return "", fmt.Errorf("%w: empty path", ErrInvalidPath)

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -33,6 +30,7 @@ type editArgs struct {
 // approves is what happens.
 type change struct {
 	abs    string
+	path   string // as the model gave it
 	before string // the file's content; empty for a new file
 	after  string
 	exists bool
@@ -45,7 +43,7 @@ func (r *Registry) writeFile(_ context.Context, a *writeArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := c.apply(); err != nil {
+	if err := c.apply(r.ws); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("wrote %d bytes to %s", len(a.Content), a.Path), nil
@@ -57,7 +55,7 @@ func (r *Registry) editFile(_ context.Context, a *editArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := c.apply(); err != nil {
+	if err := c.apply(r.ws); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("edited %s: replaced %s with %d", a.Path, plural(countLines(a.OldText), "line"), countLines(a.NewText)), nil
@@ -71,7 +69,7 @@ func (r *Registry) planWrite(a *writeArgs, readBefore bool) (change, error) {
 		return c, err
 	}
 	if c.exists && readBefore {
-		if c.before, err = readAll(c.abs, a.Path); err != nil {
+		if c.before, err = r.ws.readAll(c.abs, a.Path); err != nil {
 			return c, err
 		}
 	}
@@ -96,7 +94,7 @@ func (r *Registry) planEdit(a *editArgs) (change, error) {
 	if !c.exists {
 		return c, fmt.Errorf("%s does not exist; use write_file to create it", a.Path)
 	}
-	if c.before, err = readAll(c.abs, a.Path); err != nil {
+	if c.before, err = r.ws.readAll(c.abs, a.Path); err != nil {
 		return c, err
 	}
 	old, repl := a.OldText, a.NewText
@@ -124,13 +122,13 @@ func (r *Registry) target(p string) (change, error) {
 	if err != nil {
 		return change{}, err
 	}
-	c := change{abs: abs, mode: newFileMode}
-	info, err := os.Stat(abs)
+	c := change{abs: abs, path: p, mode: newFileMode}
+	info, err := r.ws.stat(abs, p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return c, nil
 	case err != nil:
-		return c, fmt.Errorf("stat %s: %w", p, err)
+		return c, err
 	case info.IsDir():
 		return c, fmt.Errorf("%s is a directory", p)
 	case !info.Mode().IsRegular():
@@ -140,58 +138,7 @@ func (r *Registry) target(p string) (change, error) {
 	return c, nil
 }
 
-// readAll reads a whole regular file.
-func readAll(abs, shown string) (string, error) {
-	f, _, err := openRegular(abs, shown)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", shown, err)
-	}
-	return string(b), nil
-}
-
 // apply makes the change on disk.
-func (c change) apply() error {
-	if err := os.MkdirAll(filepath.Dir(c.abs), 0o755); err != nil {
-		return fmt.Errorf("create directories for %s: %w", c.abs, err)
-	}
-	return writeAtomic(c.abs, []byte(c.after), c.mode)
-}
-
-// writeAtomic writes data to path through a temporary file in the same
-// directory and a rename, so that a crash or a full disk leaves either the
-// old file or the new one, never half of one.
-func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".retrace-tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	// CreateTemp makes the file 0600; Chmod, unlike the mode given to
-	// OpenFile, is not reduced by the umask, so the mode is kept exactly.
-	if err := tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("chmod %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("rename into %s: %w", path, err)
-	}
-	return nil
+func (c change) apply(w *Workspace) error {
+	return w.writeAtomic(c.abs, c.path, []byte(c.after), c.mode)
 }

@@ -145,12 +145,15 @@ func checkNoTempFiles(t *testing.T, root string) {
 }
 
 func TestWriteAtomicFailureLeavesNothing(t *testing.T) {
-	dir := t.TempDir()
+	_, dir := newTestRegistry(t, Options{}, map[string]string{"busy/inner": "keep"})
+	ws, err := NewWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	target := filepath.Join(dir, "busy")
-	writeTree(t, dir, map[string]string{"busy/inner": "keep"})
 	// Renaming a file over a non-empty directory fails after the temporary
 	// file was written: it must be removed and the directory untouched.
-	if err := writeAtomic(target, []byte("x"), 0o644); err == nil {
+	if err := ws.writeAtomic(target, "busy", []byte("x"), 0o644); err == nil {
 		t.Fatal("no error")
 	}
 	checkNoTempFiles(t, dir)

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -155,6 +156,58 @@ func TestSwapRaceStaysInside(t *testing.T) {
 	t.Logf("%d swaps; %d of %d reads and %d of %d writes succeeded, the rest refused; %d lists and searches",
 		sw.n, readsOK, reads, writesOK, writes, walks)
 	checkOutsideUntouched(t, root, outside)
+}
+
+// A file hard-linked into the workspace from outside is a file of the
+// workspace like any other: read_file reads it, whatever else links to it.
+// A write or an edit replaces the workspace's name with a new file, so the
+// other links keep the old content: the package managers that fill
+// node_modules or .venv with hard links to a shared store keep their store.
+func TestHardLinkedFile(t *testing.T) {
+	r, root := newTestRegistry(t, Options{}, nil)
+	store := t.TempDir()
+	shared := filepath.Join(store, "shared.txt")
+	writeTree(t, store, map[string]string{"shared.txt": "shared\n"})
+	for _, name := range []string{"read.txt", "written.txt", "edited.txt"} {
+		if err := os.Link(shared, filepath.Join(root, name)); err != nil {
+			t.Skipf("cannot hard-link from one temporary directory to another: %v", err)
+		}
+	}
+	got, err := call(t, r, "read_file", map[string]any{"path": "read.txt"})
+	checkErr(t, err, "")
+	if got != "shared\n" {
+		t.Fatalf("read_file: %q", got)
+	}
+	_, err = call(t, r, "write_file", map[string]any{"path": "written.txt", "content": "written\n"})
+	checkErr(t, err, "")
+	_, err = call(t, r, "edit_file", map[string]any{"path": "edited.txt", "old_text": "shared", "new_text": "edited"})
+	checkErr(t, err, "")
+	for name, want := range map[string]string{"written.txt": "written\n", "edited.txt": "edited\n", "read.txt": "shared\n"} {
+		if got := readFileT(t, filepath.Join(root, name)); got != want {
+			t.Errorf("%s holds %q, want %q", name, got, want)
+		}
+	}
+	if got := readFileT(t, shared); got != "shared\n" {
+		t.Errorf("the link outside now holds %q", got)
+	}
+	// The store's file is left with itself and read.txt.
+	if n := links(t, shared); n != 2 {
+		t.Errorf("the file outside has %d links, want 2", n)
+	}
+}
+
+// links is the number of hard links to the file at p.
+func links(t *testing.T, p string) uint64 {
+	t.Helper()
+	info, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		t.Skipf("no link count on %s", runtime.GOOS)
+	}
+	return uint64(st.Nlink)
 }
 
 // TestSwapAfterCheck makes the race of TestSwapRaceStaysInside happen

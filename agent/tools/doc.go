@@ -42,6 +42,15 @@
 // It holds the directory, not its name: should the workspace be moved,
 // the file tools follow it and run_command, run in the path, does not.
 //
+// A hard link is an ordinary file to it. read_file reads a file hard-linked
+// from outside, since package managers (pnpm's node_modules, uv's .venv)
+// fill projects with hard links to a shared store and the model must read
+// them; and where the kernel protects hard links (fs.protected_hardlinks,
+// on in the common distributions), whoever could make such a link could
+// as well have copied the file in. A write or an edit renames a new file
+// over the name, so the other links keep the old content: a store outside
+// is never changed.
+//
 // run_command is not confined at all: a command can touch anything the
 // user can, which is why it is gated.
 //

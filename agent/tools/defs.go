@@ -57,11 +57,11 @@ func (r *Registry) toolList() []*tool {
 			sizeString(o.MaxReadBytes))},
 			params: readParams, run: bind("read_file", readParams, r.readFile), preview: bindPreview("read_file", readParams, r.previewRead)},
 		{def: Def{Name: "list_files", Description: fmt.Sprintf(
-			"List files and directories matching a glob, sorted, directories ending in /, paths relative to the workspace root; .git is skipped. Returns at most %d entries.",
+			"List files and directories matching a glob, sorted, directories ending in /, paths relative to the workspace root; .git is skipped. A path holding a control or other non-printing character, a double quote or a backslash is shown Go-quoted (\"a\\nb.txt\"), so every entry is one line; unquote it before passing it on. Returns at most %d entries.",
 			o.MaxEntries)},
 			params: listParams, run: bind("list_files", listParams, r.listFiles), preview: bindPreview("list_files", listParams, r.previewList)},
 		{def: Def{Name: "search_text", Description: fmt.Sprintf(
-			"Search text files for a regular expression and return each matching line as path:line: text. Binary files and .git are skipped; at most %d matches are returned.",
+			"Search text files for a regular expression and return each matching line as path:line: text, the path quoted as list_files quotes it. Binary files and .git are skipped; at most %d matches are returned.",
 			o.MaxMatches)},
 			params: searchParams, run: bind("search_text", searchParams, r.searchText), preview: bindPreview("search_text", searchParams, r.previewSearch)},
 		{def: Def{Name: "write_file", Gated: true, Description: "Create a file or replace its whole content. Needs the person's approval; to change part of an existing file use edit_file."},

@@ -35,6 +35,11 @@
 // command output is cut, and the result says what was cut and how to ask
 // for the rest.
 //
+// A listing or a search shows one path a line. A file name may hold a
+// newline, so a path that holds a control or other non-printing character,
+// a double quote or a backslash is shown Go-quoted; the tool descriptions
+// tell the model so.
+//
 // # Caveats
 //
 // os.Root stops symlinks, not what the kernel itself joins to the tree:

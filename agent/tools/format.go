@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -92,4 +93,17 @@ func (c *capped) add(line string) bool {
 // valid text, and files and programs may hold anything.
 func validUTF8(b []byte) string {
 	return string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
+}
+
+// quotePath shows a path of the workspace as one unambiguous line: as it
+// is, or Go-quoted ("a\nb.txt") when strconv.Quote would change it, that
+// is when it holds a control or other non-printing character, bytes that
+// are not UTF-8, a double quote or a backslash. A file may be named with
+// a newline; shown as it is, it would read as two entries. Since a plain
+// path never starts with a quote, a quoted one cannot be mistaken for it.
+func quotePath(p string) string {
+	if q := strconv.Quote(p); q[1:len(q)-1] != p {
+		return q
+	}
+	return p
 }

@@ -45,7 +45,7 @@ func (r *Registry) listFiles(ctx context.Context, a *listArgs) (string, error) {
 			if d.IsDir() {
 				name += "/"
 			}
-			out.add(name)
+			out.add(quotePath(name))
 		}
 		return nil
 	})

@@ -6,8 +6,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestGlob(t *testing.T) {
@@ -234,5 +236,63 @@ func BenchmarkListFiles(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A name that could break a line or blur where an entry ends is shown
+// Go-quoted, so each entry is one line and reads back as one path; other
+// names, however foreign, are shown as they are. search_text shows paths
+// the same way.
+func TestListFilesQuotesNames(t *testing.T) {
+	r, _ := newTestRegistry(t, Options{}, map[string]string{
+		"plain.txt": "needle\n", "héllo.txt": "", "two\nlines.txt": "needle\n", "tab\there/": "",
+		"esc\x1b[31m.txt": "", `"quoted".txt`: "", `back\slash`: "", "bad\xffutf8": "",
+		"nl\ndir/in.txt": "", "nbsp\u00a0.txt": "", "cr\r.txt": "",
+	})
+	got, err := call(t, r, "list_files", map[string]any{})
+	checkErr(t, err, "")
+	want := strings.Join([]string{
+		`"\"quoted\".txt"`,
+		`"back\\slash"`,
+		`"bad\xffutf8"`,
+		`"cr\r.txt"`,
+		`"esc\x1b[31m.txt"`,
+		`héllo.txt`,
+		`"nbsp\u00a0.txt"`,
+		`"nl\ndir/"`,
+		`"nl\ndir/in.txt"`,
+		`plain.txt`,
+		`"tab\there/"`,
+		`"two\nlines.txt"`,
+	}, "\n") + "\n"
+	if got != want {
+		t.Fatalf("list_files:\n%s\nwant:\n%s", got, want)
+	}
+	// Unquoted, each entry names its file for the other tools (all but the
+	// one that is not UTF-8, which no JSON string can name).
+	for _, entry := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
+		name := entry
+		if strings.HasPrefix(entry, `"`) {
+			if name, err = strconv.Unquote(entry); err != nil {
+				t.Fatalf("%s: %v", entry, err)
+			}
+		}
+		if strings.HasSuffix(name, "/") || !utf8.ValidString(name) {
+			continue
+		}
+		if _, err := call(t, r, "read_file", map[string]any{"path": name}); err != nil {
+			t.Errorf("read_file %q, from %s: %v", name, entry, err)
+		}
+	}
+	got, err = call(t, r, "search_text", map[string]any{"pattern": "needle"})
+	checkErr(t, err, "")
+	if want := "plain.txt:1: needle\n\"two\\nlines.txt\":1: needle\n"; got != want {
+		t.Fatalf("search_text: got %q, want %q", got, want)
+	}
+	// The model is told the rule.
+	for _, name := range []string{"list_files", "search_text"} {
+		if d, _ := r.Def(name); !strings.Contains(d.Description, "quote") {
+			t.Errorf("%s: %q does not say how paths are quoted", name, d.Description)
+		}
 	}
 }

@@ -79,10 +79,10 @@ func (r *Registry) searchText(ctx context.Context, a *searchArgs) (string, error
 			if !d.Type().IsRegular() || !keep(rel) {
 				return nil
 			}
-			return s.file(ctx, p, r.ws.rel(p))
+			return s.file(ctx, p, quotePath(r.ws.rel(p)))
 		})
 	} else {
-		err = s.file(ctx, abs, r.ws.rel(abs))
+		err = s.file(ctx, abs, quotePath(r.ws.rel(abs)))
 	}
 	if err != nil && !errors.Is(err, fs.SkipAll) {
 		return "", fmt.Errorf("search %s: %w", base, err)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -157,6 +158,9 @@ func pickFile(req llmserver.Request) string {
 		}
 		for _, line := range strings.Split(msg.Content, "\n") {
 			line = strings.TrimSpace(line)
+			if u, err := strconv.Unquote(line); err == nil && strings.HasPrefix(line, `"`) {
+				line = u // list_files quotes a name that would break its line
+			}
 			if line != "" && !strings.HasSuffix(line, "/") && !strings.HasPrefix(line, "[") && !strings.Contains(line, " ") {
 				files = append(files, line)
 			}

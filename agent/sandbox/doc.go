@@ -1,0 +1,60 @@
+// Package sandbox runs the model's shell commands confined to the
+// workspace, and makes sure nothing they start outlives retrace.
+//
+// # Basics
+//
+// Start runs a Command (sh -c LINE in the workspace) in a Mode: Workspace,
+// the default and the zero Mode; WorkspaceNoNetwork; or Off. ParseMode
+// reads a mode's name from the configuration file. Check says what a mode
+// gets on this machine, and Status.Warning is the sentence to show a
+// person when commands are less confined than the mode asks ("commands
+// run unconfined: this kernel has no Landlock ...").
+//
+// On Linux a command runs under a launcher: retrace itself, run again as
+// /proc/self/exe with a hidden first argument. The launcher applies a
+// Landlock ruleset to itself, which it cannot undo and its children
+// inherit, then starts sh. Landlock is never applied to retrace itself.
+// The launcher is installed by this package's init, so every binary that
+// links the package has it, test binaries included.
+//
+// A confined command may read, write, create, remove and execute in the
+// workspace and in a private temp dir made for it ($TMPDIR, removed when
+// the command ends) and in a Go build cache that confined commands share
+// ($XDG_CACHE_HOME/retrace/go-build, set as GOCACHE: see goCache). It may
+// read and execute the system directories (/usr, /bin, /sbin, /lib*,
+// /etc, /opt, /proc, /sys, /dev, the DNS configuration under /run), the Go
+// toolchain, GOPATH with its module cache and tools, the go command's and
+// git's settings, and the directories on PATH. It may write /dev/null,
+// /dev/zero, /dev/full, /dev/random, /dev/urandom and /dev/tty. The rest
+// of the home directory is closed: it holds keys, tokens, other projects
+// and retrace's own database. Network access is open in Workspace; in
+// WorkspaceNoNetwork TCP connect and bind are refused (Landlock ABI 4,
+// Linux 6.7; UDP too from ABI 10). From ABI 6 a command can signal no
+// process outside its sandbox, retrace included.
+//
+// # Process groups
+//
+// The launcher leads a new session and so a process group that holds all
+// the command starts. Its parent-death signal is caught: when retrace
+// dies, even by SIGKILL, the launcher kills the whole group. Its child sh
+// has SIGKILL as parent-death signal, should the launcher be killed on its
+// own. Process.Kill kills the group from retrace's side; retrace does so
+// when a command ends, times out or is interrupted by a signal it handles.
+//
+// # Caveats
+//
+// Landlock confines files, TCP ports, signals and abstract Unix sockets,
+// not other system calls. A confined command can still read what the rules
+// allow (the system's configuration, the module cache), use up CPU and
+// memory, and connect to Unix sockets by path below ABI 9. No-network mode
+// leaves UDP open below ABI 10 (DNS, QUIC), refuses loopback TCP too (tests
+// that start a server fail), and cannot stop Multipath TCP. Commands run
+// with no_new_privs: sudo and other setuid programs do not gain
+// privileges. A process that leaves the group (setsid) escapes the group
+// kill, though not the confinement. A temp dir is left behind when retrace
+// is killed while its command runs. Programs that write to /tmp by name,
+// ignoring $TMPDIR, and go commands that need to download modules fail
+// while confined. Where Landlock is missing (not Linux, a kernel before
+// 5.13 or without it enabled) or the mode is Off, commands run
+// unconfined, and Check says so.
+package sandbox

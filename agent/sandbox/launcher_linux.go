@@ -1,0 +1,152 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+)
+
+// Exit codes of a launcher that did not get as far as the command's own.
+const (
+	exitNotConfined = 125 // the policy was unreadable or Landlock refused it
+	exitNoStart     = 127 // sh could not be started
+	exitOrphan      = 128 + int(parentGone)
+)
+
+// The launcher runs before main and before every package that imports this
+// one is initialised, in any binary that links it: retrace, and the test
+// binaries that run commands. So no binary can forget to install it, and
+// the process that confines itself has done nothing else yet.
+//
+// It ends with syscall.Exit, not os.Exit: the launcher has nothing to
+// flush, and a binary built with -race would otherwise wait a second at
+// every exit for the race detector's report.
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == launcherArg {
+		syscall.Exit(launch(os.Args[2:]))
+	}
+}
+
+// launch is the launcher: args are the policy and the command's argv. It
+// confines itself, which it can never undo, then starts the command as its
+// child in its own process group and waits for it, saying how it ended on
+// the status pipe.
+//
+// It stays, rather than exec the command, because it is what kills the
+// group when retrace dies. retrace's death sends it parentGone; a SIGKILL
+// there would kill only the launcher, and its parent-death signal to sh
+// only sh, leaving sh's children running with nobody to kill them.
+func launch(args []string) int {
+	status := os.NewFile(statusFD, "status")
+	// The command and what it starts must not hold the status pipe open:
+	// retrace reads it to its end.
+	syscall.CloseOnExec(statusFD)
+	// Every signal is caught before anything else is done: the launcher
+	// must outlive anything but SIGKILL, or the group would be left
+	// without its keeper. Signals sent to the group (kill 0) are for the
+	// command, which gets them too.
+	signals := make(chan os.Signal, 16)
+	signal.Notify(signals)
+	var p policy
+	if len(args) < 2 {
+		fmt.Fprintf(status, "error the launcher needs a policy and a command, got %q\n", args)
+		return exitNotConfined
+	}
+	if err := json.Unmarshal([]byte(args[0]), &p); err != nil {
+		fmt.Fprintf(status, "error read the policy: %v\n", err)
+		return exitNotConfined
+	}
+	// retrace may have died before the handler was in place, with the
+	// signal ignored or lost: then its pid is no longer the parent.
+	if os.Getppid() != p.Parent {
+		return exitOrphan
+	}
+	if p.Confine {
+		if err := p.restrict(); err != nil {
+			fmt.Fprintf(status, "error Landlock: %v\n", err)
+			return exitNotConfined
+		}
+	}
+	cmd, err := startChild(args[1:])
+	if err != nil {
+		fmt.Fprintf(status, "error start %s: %v\n", args[1], err)
+		return exitNoStart
+	}
+	return supervise(cmd, p.Parent, signals, status)
+}
+
+// startChild starts the command with the launcher's stdin, stdout and
+// stderr. Its parent-death signal is SIGKILL: should the launcher itself
+// be killed, the command goes with it. The launcher's main goroutine is
+// locked to its thread for as long as the child runs (init runs on the
+// main thread, and launch never returns while the child lives), so the
+// thread that forked it cannot end first.
+func startChild(argv []string) (*exec.Cmd, error) {
+	runtime.LockOSThread()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd, cmd.Start()
+}
+
+// supervise waits for the command to end, killing the whole group if
+// retrace dies first, and reports the end on status. Its result is the
+// launcher's exit code, for a reader that gets no status.
+func supervise(cmd *exec.Cmd, parent int, signals <-chan os.Signal, status *os.File) int {
+	done := make(chan struct{})
+	go func() {
+		// Wait's error only restates the exit status, read below.
+		_ = cmd.Wait()
+		close(done)
+	}()
+	for {
+		select {
+		case <-done:
+			e := exitOf(cmd.ProcessState)
+			if e.Signal != 0 {
+				fmt.Fprintf(status, "signal %d\n", int(e.Signal))
+				return 128 + int(e.Signal)
+			}
+			fmt.Fprintf(status, "exit %d\n", e.Code)
+			return e.Code
+		case <-signals:
+			// Once retrace is gone the launcher has a new parent.
+			// A signal that comes while retrace lives is the
+			// command's business.
+			if os.Getppid() != parent {
+				// Pid 0: the launcher's own group, itself included.
+				_ = syscall.Kill(0, syscall.SIGKILL)
+			}
+		}
+	}
+}
+
+// restrict confines the launcher, and so everything it starts, to the
+// policy. The configuration handles every access right the library knows,
+// so a newer kernel confines more; BestEffort drops what this kernel
+// lacks. The network is handled only when it is to be closed: a
+// configuration that handles it with no rules refuses every port.
+// Scoping keeps the command from signalling processes outside the sandbox
+// (retrace among them) and from abstract Unix sockets outside it.
+func (p policy) restrict() error {
+	cfg := landlock.Config{HandledAccessFS: landlock.V11.HandledAccessFS, Scoped: landlock.V11.Scoped}
+	if p.NoNetwork {
+		cfg.HandledAccessNet = landlock.V11.HandledAccessNet
+	}
+	write := landlock.RWDirs(p.Write...)
+	if p.Refer {
+		write = write.WithRefer()
+	}
+	return cfg.BestEffort().Restrict(
+		write,
+		landlock.RODirs(p.Read...).IgnoreIfMissing(),
+		landlock.ROFiles(p.ReadFiles...).IgnoreIfMissing(),
+		landlock.RWFiles(p.Devices...).WithIoctlDev().IgnoreIfMissing(),
+	)
+}

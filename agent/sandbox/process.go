@@ -1,0 +1,135 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+)
+
+// Command is one shell command to run.
+type Command struct {
+	Mode Mode
+	// Dir is the workspace: the command runs there, and it is the one
+	// directory besides the temp dir that a confined command may change.
+	Dir string
+	// Shell is the command line, run with sh -c.
+	Shell string
+	// Output gets the command's stdout and stderr. Being an *os.File it
+	// is handed to the command as it is, with no copying goroutine.
+	Output *os.File
+}
+
+// Exit is how a command ended.
+type Exit struct {
+	Code   int            // its exit code, when it exited
+	Signal syscall.Signal // the signal that killed it, or 0
+}
+
+// Process is a started command. The command is the leader of a new
+// session and so of a process group that holds everything it starts; Kill
+// reaches all of it at once.
+type Process struct {
+	cmd  *exec.Cmd
+	tmp  string
+	done chan struct{}
+	exit Exit
+	err  error
+	// status is the read end of the launcher's status pipe (nil where
+	// there is no launcher); statusW the write end, closed once started.
+	status, statusW *os.File
+}
+
+// Start starts c in a new session, with stdin empty, in a private temp dir
+// ($TMPDIR) made for it. On Linux it runs under the launcher, which
+// confines it as Check(c.Mode) says and kills its process group when
+// retrace dies, however it dies.
+func Start(c Command) (*Process, error) {
+	tmp, err := os.MkdirTemp("", "retrace-cmd-")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: make the command's temp dir: %w", err)
+	}
+	p := &Process{tmp: tmp, done: make(chan struct{})}
+	cmd, err := p.command(c, Check(c.Mode))
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	started := make(chan error, 1)
+	go p.run(cmd, started)
+	if err := <-started; err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("sandbox: start sh: %w", err)
+	}
+	return p, nil
+}
+
+// run starts cmd and reaps it. The parent-death signal that ties the
+// launcher to retrace is sent when the thread that forked it ends, not
+// the process; and the Go runtime ends a thread when a goroutine exits
+// while locked to it. So the fork happens on a thread locked to this
+// goroutine until the launcher is reaped: no other goroutine can get the
+// thread and end it while the command runs.
+func (p *Process) run(cmd *exec.Cmd, started chan<- error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	err := cmd.Start()
+	if p.statusW != nil {
+		p.statusW.Close()
+	}
+	if err != nil {
+		if p.status != nil {
+			p.status.Close()
+		}
+		started <- err
+		return
+	}
+	p.cmd = cmd
+	started <- nil
+	// Wait's error only restates the exit status, read below.
+	_ = cmd.Wait()
+	p.exit, p.err = p.result(cmd.ProcessState)
+	close(p.done)
+}
+
+// Done is closed once the command has ended and been reaped. What it left
+// running in its group may still run: Kill or Close ends it.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Exit is how the command ended, once Done is closed. A non-nil error
+// wrapping ErrNotConfined means it never ran.
+func (p *Process) Exit() (Exit, error) {
+	<-p.done
+	return p.exit, p.err
+}
+
+// Kill kills every process in the command's group, at once and without a
+// chance to linger: waiting for sh to pass a signal on would let its
+// children run on.
+func (p *Process) Kill() {
+	// ESRCH (the group is already gone) is the expected case after a
+	// clean exit; nothing else can go wrong with our own child's group.
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// Pgid is the command's process group id.
+func (p *Process) Pgid() int { return p.cmd.Process.Pid }
+
+// Close kills what is left of the command's group and removes its temp
+// dir. Call it once Done is closed.
+func (p *Process) Close() error {
+	p.Kill()
+	if err := os.RemoveAll(p.tmp); err != nil {
+		return fmt.Errorf("sandbox: remove the command's temp dir: %w", err)
+	}
+	return nil
+}
+
+// exitOf reads how a process ended from its wait status.
+func exitOf(ps *os.ProcessState) Exit {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return Exit{Signal: ws.Signal()}
+	}
+	return Exit{Code: ps.ExitCode()}
+}

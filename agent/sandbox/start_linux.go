@@ -1,0 +1,99 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// The launcher is retrace itself, run again as /proc/self/exe with
+// launcherArg as its first argument (see launcher_linux.go). /proc/self/exe
+// is the binary this process runs even when the file has since been
+// replaced, say by a build of retrace that a command ran.
+const (
+	selfExe     = "/proc/self/exe"
+	launcherArg = "__sandbox-exec"
+	// statusFD is where the launcher says how the command ended: the
+	// one extra file it is given.
+	statusFD = 3
+	// parentGone is the launcher's parent-death signal. It must be one
+	// the launcher can catch: SIGKILL would kill the launcher alone and
+	// leave the command's group running.
+	parentGone = syscall.SIGTERM
+)
+
+// command builds the launcher's command line for c.
+func (p *Process) command(c Command, st Status) (*exec.Cmd, error) {
+	env := append(os.Environ(), "TMPDIR="+p.tmp)
+	cache := ""
+	if st.Files {
+		if cache = goCache(os.Getenv); cache != "" {
+			if err := os.MkdirAll(cache, 0o700); err != nil {
+				return nil, fmt.Errorf("sandbox: make the confined commands' Go build cache: %w", err)
+			}
+			env = append(env, "GOCACHE="+cache)
+		}
+	}
+	goBin := toolchain()
+	pol, err := json.Marshal(newPolicy(st, c.Dir, p.tmp, cache, os.Getenv, goBin))
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: encode the policy: %w", err)
+	}
+	if p.status, p.statusW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("sandbox: create the status pipe: %w", err)
+	}
+	return &exec.Cmd{
+		Path:       selfExe,
+		Args:       []string{"retrace-sandbox", launcherArg, string(pol), "sh", "-c", c.Shell},
+		Dir:        c.Dir,
+		Env:        env,
+		Stdout:     c.Output,
+		Stderr:     c.Output,
+		ExtraFiles: []*os.File{p.statusW},
+		// A new session: no controlling terminal to steal from the TUI
+		// (a prompt fails at once instead of stopping the command), and
+		// a process group of its own, led by the launcher.
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Pdeathsig: parentGone},
+	}, nil
+}
+
+// result reads the launcher's word on how the command ended. A launcher
+// that said nothing was killed (by Kill, or by the command itself): its
+// own end is the command's.
+func (p *Process) result(ps *os.ProcessState) (Exit, error) {
+	defer p.status.Close()
+	b, err := io.ReadAll(io.LimitReader(p.status, 4<<10))
+	if err != nil {
+		return exitOf(ps), fmt.Errorf("sandbox: read the launcher's status: %w", err)
+	}
+	kind, value, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
+	n, _ := strconv.Atoi(value)
+	switch kind {
+	case "exit":
+		return Exit{Code: n}, nil
+	case "signal":
+		return Exit{Signal: syscall.Signal(n)}, nil
+	case "error":
+		return exitOf(ps), fmt.Errorf("%w: %s", ErrNotConfined, value)
+	}
+	return exitOf(ps), nil
+}
+
+// toolchain is the go command on PATH with its symlinks resolved, so that
+// /usr/bin/go -> ../lib/go-1.26/bin/go names the real toolchain, or "".
+func toolchain() string {
+	p, err := exec.LookPath("go")
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		return real
+	}
+	return p
+}

@@ -1,0 +1,23 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// command runs sh directly: without Landlock there is nothing to confine
+// with, and without a parent-death signal nothing for a launcher to do.
+func (p *Process) command(c Command, _ Status) (*exec.Cmd, error) {
+	cmd := exec.Command("sh", "-c", c.Shell)
+	cmd.Dir = c.Dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+p.tmp)
+	cmd.Stdout, cmd.Stderr = c.Output, c.Output
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	return cmd, nil
+}
+
+// result is sh's own exit.
+func (p *Process) result(ps *os.ProcessState) (Exit, error) { return exitOf(ps), nil }

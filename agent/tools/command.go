@@ -7,9 +7,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"syscall"
 	"time"
+
+	"retrace/agent/sandbox"
 )
 
 const (
@@ -31,12 +32,14 @@ type commandArgs struct {
 	TimeoutSeconds *float64 `json:"timeout_seconds"`
 }
 
-// runCommand is run_command. The command runs in a new session, so it has
-// no controlling terminal to steal from the TUI (a prompt fails at once
-// instead of stopping the command) and its process group is the session:
-// a single kill reaches everything it started. That kill is also how it
-// ends: once sh exits, by timeout or by interruption, whatever it left
-// running is killed, so nothing outlives the call.
+// runCommand is run_command. The command runs in the sandbox (Options'
+// Sandbox mode), in a new session, so it has no controlling terminal to
+// steal from the TUI (a prompt fails at once instead of stopping the
+// command) and its process group is the session: a single kill reaches
+// everything it started. That kill is also how it ends: once sh exits, by
+// timeout or by interruption, whatever it left running is killed, so
+// nothing outlives the call; and the sandbox kills the group if retrace
+// dies first.
 func (r *Registry) runCommand(ctx context.Context, a *commandArgs) (string, error) {
 	if a.Command == "" {
 		return "", invalidArgs("run_command", errors.New("command must not be empty"))
@@ -52,32 +55,34 @@ func (r *Registry) runCommand(ctx context.Context, a *commandArgs) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("run_command: create pipe: %w", err)
 	}
-	cmd := exec.Command("sh", "-c", a.Command)
-	cmd.Dir = r.ws.Root()
 	// One pipe for both streams keeps them interleaved as written, and
 	// being an *os.File it goes to the child as is, with no copying
 	// goroutine for Wait to wait on.
-	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		pr.Close()
-		pw.Close()
-		return "", fmt.Errorf("run_command: start sh: %w", err)
-	}
+	proc, err := sandbox.Start(sandbox.Command{Mode: r.opts.Sandbox, Dir: r.ws.Root(), Shell: a.Command, Output: pw})
 	pw.Close()
+	if err != nil {
+		pr.Close()
+		return "", fmt.Errorf("run_command: %w", err)
+	}
 	out := newHeadTail(r.opts.MaxOutputBytes)
 	drained := make(chan struct{})
 	go func() {
 		io.Copy(out, pr)
 		close(drained)
 	}()
-	status, interrupted := waitCommand(ctx, cmd, timeout)
-	killGroup(cmd.Process.Pid)
+	status, interrupted, serr := waitCommand(ctx, proc, timeout)
+	proc.Kill()
 	grace := exitGrace
 	if interrupted {
 		grace = interruptGrace
 	}
 	drain(pr, out, drained, grace)
+	if err := proc.Close(); err != nil {
+		note += fmt.Sprintf("[%v]\n", err)
+	}
+	if serr != nil {
+		return "", fmt.Errorf("run_command: %w", serr)
+	}
 	res := out.String()
 	if res == "" {
 		res = "(no output)"
@@ -89,37 +94,26 @@ func (r *Registry) runCommand(ctx context.Context, a *commandArgs) (string, erro
 	return res, nil
 }
 
-// waitCommand waits for sh to exit, to time out or to be interrupted, and
-// says how it ended in the line that closes the result.
-func waitCommand(ctx context.Context, cmd *exec.Cmd, timeout time.Duration) (status string, interrupted bool) {
-	waited := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(waited)
-	}()
+// waitCommand waits for the command to exit, to time out or to be
+// interrupted, and says how it ended in the line that closes the result.
+// An error means the sandbox could not be set up and the command never
+// ran.
+func waitCommand(ctx context.Context, proc *sandbox.Process, timeout time.Duration) (status string, interrupted bool, err error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
-	case <-waited:
-		return exitStatus(cmd.ProcessState), false
+	case <-proc.Done():
+		exit, err := proc.Exit()
+		return exitStatus(exit), false, err
 	case <-timer.C:
-		killGroup(cmd.Process.Pid)
-		<-waited
-		return fmt.Sprintf("killed: timed out after %s", timeout), false
+		proc.Kill()
+		<-proc.Done()
+		return fmt.Sprintf("killed: timed out after %s", timeout), false, nil
 	case <-ctx.Done():
-		killGroup(cmd.Process.Pid)
-		<-waited
-		return "killed: interrupted", true
+		proc.Kill()
+		<-proc.Done()
+		return "killed: interrupted", true, nil
 	}
-}
-
-// killGroup kills every process in the group led by pid, at once and
-// without a chance to linger: waiting for sh to pass a signal on would let
-// its children run on.
-func killGroup(pid int) {
-	// ESRCH (the group is already gone) is the expected case after a
-	// clean exit; nothing else can go wrong with our own child's group.
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
 }
 
 // drain waits up to grace for the copy of the output pipe to reach its
@@ -171,11 +165,11 @@ func readAvailable(pr *os.File, out io.Writer) {
 }
 
 // exitStatus is the last line of a finished command's result.
-func exitStatus(ps *os.ProcessState) string {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return fmt.Sprintf("killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
+func exitStatus(e sandbox.Exit) string {
+	if e.Signal != 0 {
+		return fmt.Sprintf("killed by signal %d (%s)", int(e.Signal), e.Signal)
 	}
-	return fmt.Sprintf("exit code: %d", ps.ExitCode())
+	return fmt.Sprintf("exit code: %d", e.Code)
 }
 
 // commandTimeout is the limit for one command: the default, or what the

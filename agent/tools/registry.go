@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"retrace/agent/sandbox"
 )
 
 // The defaults New uses for Options fields left at zero.
@@ -37,6 +39,10 @@ type Options struct {
 	MaxEntries        int           // entries list_files returns
 	CommandTimeout    time.Duration // run_command's limit when the model asks for none
 	MaxCommandTimeout time.Duration // the most the model may ask for
+	// Sandbox is how run_command's commands are confined; the zero
+	// value is sandbox.Workspace. Registry.Sandbox says what this
+	// machine gives it.
+	Sandbox sandbox.Mode
 }
 
 // withDefaults fills in the zero fields.

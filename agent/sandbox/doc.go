@@ -34,12 +34,14 @@
 //
 // # Process groups
 //
-// The launcher leads a new session and so a process group that holds all
-// the command starts. Its parent-death signal is caught: when retrace
-// dies, even by SIGKILL, the launcher kills the whole group. Its child sh
-// has SIGKILL as parent-death signal, should the launcher be killed on its
-// own. Process.Kill kills the group from retrace's side; retrace does so
-// when a command ends, times out or is interrupted by a signal it handles.
+// The launcher leads a new session (no controlling terminal); sh leads a
+// process group of its own in it, which holds all the command starts. The
+// launcher's parent-death signal is caught: when retrace dies, even by
+// SIGKILL, the launcher kills sh's whole group. sh has SIGKILL as its
+// parent-death signal, should the launcher be killed on its own.
+// Process.Kill kills the group from retrace's side; retrace does so when a
+// command ends, times out or is interrupted by a signal it handles. The
+// launcher reaps sh and reports how it ended, so no zombie is left behind.
 //
 // # Caveats
 //

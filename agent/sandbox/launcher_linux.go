@@ -35,13 +35,16 @@ func init() {
 
 // launch is the launcher: args are the policy and the command's argv. It
 // confines itself, which it can never undo, then starts the command as its
-// child in its own process group and waits for it, saying how it ended on
-// the status pipe.
+// child, leading a process group of its own, says its pid on the status
+// pipe, and waits for it, saying how it ended.
 //
 // It stays, rather than exec the command, because it is what kills the
 // group when retrace dies. retrace's death sends it parentGone; a SIGKILL
 // there would kill only the launcher, and its parent-death signal to sh
-// only sh, leaving sh's children running with nobody to kill them.
+// only sh, leaving sh's children running with nobody to kill them. The
+// group is sh's, not the launcher's, so that retrace can kill the command
+// and still hear from the launcher how it ended; and the launcher reaps
+// sh, so that no zombie is left for whoever would inherit it.
 func launch(args []string) int {
 	status := os.NewFile(statusFD, "status")
 	// The command and what it starts must not hold the status pipe open:
@@ -49,8 +52,7 @@ func launch(args []string) int {
 	syscall.CloseOnExec(statusFD)
 	// Every signal is caught before anything else is done: the launcher
 	// must outlive anything but SIGKILL, or the group would be left
-	// without its keeper. Signals sent to the group (kill 0) are for the
-	// command, which gets them too.
+	// without its keeper.
 	signals := make(chan os.Signal, 16)
 	signal.Notify(signals)
 	var p policy
@@ -78,11 +80,12 @@ func launch(args []string) int {
 		fmt.Fprintf(status, "error start %s: %v\n", args[1], err)
 		return exitNoStart
 	}
+	fmt.Fprintf(status, "pid %d\n", cmd.Process.Pid)
 	return supervise(cmd, p.Parent, signals, status)
 }
 
 // startChild starts the command with the launcher's stdin, stdout and
-// stderr. Its parent-death signal is SIGKILL: should the launcher itself
+// stderr, leading a new process group. Its parent-death signal is SIGKILL: should the launcher itself
 // be killed, the command goes with it. The launcher's main goroutine is
 // locked to its thread for as long as the child runs (init runs on the
 // main thread, and launch never returns while the child lives), so the
@@ -91,7 +94,7 @@ func startChild(argv []string) (*exec.Cmd, error) {
 	runtime.LockOSThread()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	return cmd, cmd.Start()
 }
 
@@ -117,11 +120,10 @@ func supervise(cmd *exec.Cmd, parent int, signals <-chan os.Signal, status *os.F
 			return e.Code
 		case <-signals:
 			// Once retrace is gone the launcher has a new parent.
-			// A signal that comes while retrace lives is the
-			// command's business.
+			// A signal that comes while retrace lives is ignored:
+			// retrace ends the command by killing its group.
 			if os.Getppid() != parent {
-				// Pid 0: the launcher's own group, itself included.
-				_ = syscall.Kill(0, syscall.SIGKILL)
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,24 +28,27 @@ type Exit struct {
 	Signal syscall.Signal // the signal that killed it, or 0
 }
 
-// Process is a started command. The command is the leader of a new
-// session and so of a process group that holds everything it starts; Kill
-// reaches all of it at once.
+// Process is a started command. The command (sh) leads a process group
+// that holds everything it starts; Kill reaches all of it at once.
 type Process struct {
-	cmd  *exec.Cmd
+	cmd  *exec.Cmd // the launcher, or sh where there is none
+	pgid int       // the command's process group: sh's pid
 	tmp  string
 	done chan struct{}
 	exit Exit
-	err  error
-	// status is the read end of the launcher's status pipe (nil where
-	// there is no launcher); statusW the write end, closed once started.
-	status, statusW *os.File
+	// status is the launcher's status pipe (nil where there is no
+	// launcher); statusW its write end, closed once the launcher runs.
+	status  *bufio.Reader
+	statusR *os.File
+	statusW *os.File
 }
 
 // Start starts c in a new session, with stdin empty, in a private temp dir
 // ($TMPDIR) made for it. On Linux it runs under the launcher, which
 // confines it as Check(c.Mode) says and kills its process group when
-// retrace dies, however it dies.
+// retrace dies, however it dies. Start returns once sh runs; an error
+// wrapping ErrNotConfined means the sandbox could not be set up and the
+// command never ran.
 func Start(c Command) (*Process, error) {
 	tmp, err := os.MkdirTemp("", "retrace-cmd-")
 	if err != nil {
@@ -60,7 +64,7 @@ func Start(c Command) (*Process, error) {
 	go p.run(cmd, started)
 	if err := <-started; err != nil {
 		os.RemoveAll(tmp)
-		return nil, fmt.Errorf("sandbox: start sh: %w", err)
+		return nil, fmt.Errorf("sandbox: start the command: %w", err)
 	}
 	return p, nil
 }
@@ -79,29 +83,40 @@ func (p *Process) run(cmd *exec.Cmd, started chan<- error) {
 		p.statusW.Close()
 	}
 	if err != nil {
-		if p.status != nil {
-			p.status.Close()
-		}
+		p.closeStatus()
 		started <- err
 		return
 	}
 	p.cmd = cmd
+	if p.pgid, err = p.begin(); err != nil {
+		// The launcher has ended, or is about to, without sh.
+		_ = cmd.Wait()
+		p.closeStatus()
+		started <- err
+		return
+	}
 	started <- nil
 	// Wait's error only restates the exit status, read below.
 	_ = cmd.Wait()
-	p.exit, p.err = p.result(cmd.ProcessState)
+	p.exit = p.result(cmd.ProcessState)
+	p.closeStatus()
 	close(p.done)
+}
+
+func (p *Process) closeStatus() {
+	if p.statusR != nil {
+		p.statusR.Close()
+	}
 }
 
 // Done is closed once the command has ended and been reaped. What it left
 // running in its group may still run: Kill or Close ends it.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
-// Exit is how the command ended, once Done is closed. A non-nil error
-// wrapping ErrNotConfined means it never ran.
-func (p *Process) Exit() (Exit, error) {
+// Exit waits for the command to end and says how it did.
+func (p *Process) Exit() Exit {
 	<-p.done
-	return p.exit, p.err
+	return p.exit
 }
 
 // Kill kills every process in the command's group, at once and without a
@@ -110,11 +125,11 @@ func (p *Process) Exit() (Exit, error) {
 func (p *Process) Kill() {
 	// ESRCH (the group is already gone) is the expected case after a
 	// clean exit; nothing else can go wrong with our own child's group.
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
 }
 
 // Pgid is the command's process group id.
-func (p *Process) Pgid() int { return p.cmd.Process.Pid }
+func (p *Process) Pgid() int { return p.pgid }
 
 // Close kills what is left of the command's group and removes its temp
 // dir. Call it once Done is closed.

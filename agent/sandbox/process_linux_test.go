@@ -25,15 +25,15 @@ func run(t *testing.T, mode Mode, dir, shell string) (string, Exit, error) {
 	pw.Close()
 	if err != nil {
 		pr.Close()
-		t.Fatal(err)
+		return "", Exit{}, err
 	}
 	out, _ := io.ReadAll(pr)
 	pr.Close()
-	e, err := p.Exit()
-	if cerr := p.Close(); cerr != nil {
-		t.Fatal(cerr)
+	e := p.Exit()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
 	}
-	return string(out), e, err
+	return string(out), e, nil
 }
 
 func TestStartExits(t *testing.T) {
@@ -122,19 +122,58 @@ func TestLauncherOrphan(t *testing.T) {
 	}
 }
 
-// TestResultNotConfined: the launcher's "error" becomes ErrNotConfined.
-func TestResultNotConfined(t *testing.T) {
+// said makes a Process whose launcher said lines on its status pipe.
+func said(t *testing.T, lines string) *Process {
+	t.Helper()
 	sr, sw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintln(sw, "error Landlock: no such file")
+	t.Cleanup(func() { sr.Close() })
+	if _, err := sw.WriteString(lines); err != nil {
+		t.Fatal(err)
+	}
 	sw.Close()
-	cmd := exec.Command("sh", "-c", "exit 125")
-	_ = cmd.Run()
-	_, err = (&Process{status: sr}).result(cmd.ProcessState)
-	if !errors.Is(err, ErrNotConfined) || err.Error() != "the command could not be confined and did not run: Landlock: no such file" {
-		t.Fatalf("err %v", err)
+	return &Process{statusR: sr, status: bufio.NewReader(sr)}
+}
+
+// TestBegin reads the launcher's first word: sh's pid, or why there is no
+// sh, as ErrNotConfined.
+func TestBegin(t *testing.T) {
+	for _, tc := range []struct {
+		said string
+		pid  int
+		err  string
+	}{
+		{"pid 12\n", 12, ""},
+		{"error Landlock: no such file\n", 0, "the command could not be confined and did not run: Landlock: no such file"},
+		{"", 0, "the command could not be confined and did not run: the launcher ended before it started sh"},
+		{"pid x\n", 0, `the command could not be confined and did not run: the launcher said "pid x"`},
+	} {
+		pid, err := said(t, tc.said).begin()
+		if pid != tc.pid || (err == nil) != (tc.err == "") || err != nil && (err.Error() != tc.err || !errors.Is(err, ErrNotConfined)) {
+			t.Errorf("%q: %d, %v", tc.said, pid, err)
+		}
+	}
+}
+
+// TestResult reads the launcher's last word, or takes the launcher's own
+// end when it said none.
+func TestResult(t *testing.T) {
+	killed := exec.Command("sh", "-c", "kill -9 $$")
+	_ = killed.Run()
+	for _, tc := range []struct {
+		said string
+		want Exit
+	}{
+		{"exit 3\n", Exit{Code: 3}},
+		{"signal 15\n", Exit{Signal: syscall.SIGTERM}},
+		{"", Exit{Signal: syscall.SIGKILL}},
+		{"exit\n", Exit{Signal: syscall.SIGKILL}},
+	} {
+		if got := said(t, tc.said).result(killed.ProcessState); got != tc.want {
+			t.Errorf("%q: %+v, want %+v", tc.said, got, tc.want)
+		}
 	}
 }
 
@@ -153,7 +192,7 @@ func TestHelperParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Printf("pgid %d\n", p.Pgid())
-	p.Exit()
+	_ = p.Exit()
 }
 
 // TestGroupDiesWithParent kills a process that runs a command, with
@@ -173,14 +212,14 @@ func TestGroupDiesWithParent(t *testing.T) {
 	defer helper.Wait()
 	defer helper.Process.Kill()
 	started := time.Now()
-	pgid := 0
-	lines := bufio.NewScanner(stdout)
-	for pgid == 0 && lines.Scan() {
+	// The helper's "pgid" and the command's "started" come in either
+	// order.
+	pgid, running := 0, false
+	for lines := bufio.NewScanner(stdout); (pgid == 0 || !running) && lines.Scan(); {
 		fmt.Sscanf(lines.Text(), "pgid %d", &pgid)
+		running = running || lines.Text() == "started"
 	}
-	for lines.Scan() && lines.Text() != "started" {
-	}
-	if pgid == 0 {
+	if pgid == 0 || !running {
 		t.Fatal("the helper did not start the command")
 	}
 	if err := helper.Process.Kill(); err != nil {

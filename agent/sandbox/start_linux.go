@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -45,9 +46,10 @@ func (p *Process) command(c Command, st Status) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: encode the policy: %w", err)
 	}
-	if p.status, p.statusW, err = os.Pipe(); err != nil {
+	if p.statusR, p.statusW, err = os.Pipe(); err != nil {
 		return nil, fmt.Errorf("sandbox: create the status pipe: %w", err)
 	}
+	p.status = bufio.NewReader(io.LimitReader(p.statusR, 4<<10))
 	return &exec.Cmd{
 		Path:       selfExe,
 		Args:       []string{"retrace-sandbox", launcherArg, string(pol), "sh", "-c", c.Shell},
@@ -57,32 +59,49 @@ func (p *Process) command(c Command, st Status) (*exec.Cmd, error) {
 		Stderr:     c.Output,
 		ExtraFiles: []*os.File{p.statusW},
 		// A new session: no controlling terminal to steal from the TUI
-		// (a prompt fails at once instead of stopping the command), and
-		// a process group of its own, led by the launcher.
+		// (a prompt fails at once instead of stopping the command).
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Pdeathsig: parentGone},
 	}, nil
 }
 
-// result reads the launcher's word on how the command ended. A launcher
-// that said nothing was killed (by Kill, or by the command itself): its
-// own end is the command's.
-func (p *Process) result(ps *os.ProcessState) (Exit, error) {
-	defer p.status.Close()
-	b, err := io.ReadAll(io.LimitReader(p.status, 4<<10))
-	if err != nil {
-		return exitOf(ps), fmt.Errorf("sandbox: read the launcher's status: %w", err)
-	}
-	kind, value, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
-	n, _ := strconv.Atoi(value)
+// begin reads the launcher's first word: sh's pid, which is the
+// command's process group, or why the command could not start.
+func (p *Process) begin() (int, error) {
+	kind, value := p.word()
 	switch kind {
-	case "exit":
-		return Exit{Code: n}, nil
-	case "signal":
-		return Exit{Signal: syscall.Signal(n)}, nil
+	case "pid":
+		if pid, err := strconv.Atoi(value); err == nil && pid > 0 {
+			return pid, nil
+		}
 	case "error":
-		return exitOf(ps), fmt.Errorf("%w: %s", ErrNotConfined, value)
+		return 0, fmt.Errorf("%w: %s", ErrNotConfined, value)
+	case "":
+		return 0, fmt.Errorf("%w: the launcher ended before it started sh", ErrNotConfined)
 	}
-	return exitOf(ps), nil
+	return 0, fmt.Errorf("%w: the launcher said %q", ErrNotConfined, kind+" "+value)
+}
+
+// result reads the launcher's last word, how sh ended. A launcher that
+// said nothing was killed before sh ended (sh, its parent-death signal
+// SIGKILL, went with it): its own end is the command's.
+func (p *Process) result(ps *os.ProcessState) Exit {
+	kind, value := p.word()
+	n, err := strconv.Atoi(value)
+	switch {
+	case err != nil:
+	case kind == "exit":
+		return Exit{Code: n}
+	case kind == "signal":
+		return Exit{Signal: syscall.Signal(n)}
+	}
+	return exitOf(ps)
+}
+
+// word reads one line of the status pipe as its first word and the rest.
+func (p *Process) word() (kind, value string) {
+	line, _ := p.status.ReadString('\n')
+	kind, value, _ = strings.Cut(strings.TrimSpace(line), " ")
+	return kind, value
 }
 
 // toolchain is the go command on PATH with its symlinks resolved, so that

@@ -19,5 +19,8 @@ func (p *Process) command(c Command, _ Status) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
+// begin: sh leads its own session, and so its group.
+func (p *Process) begin() (int, error) { return p.cmd.Process.Pid, nil }
+
 // result is sh's own exit.
-func (p *Process) result(ps *os.ProcessState) (Exit, error) { return exitOf(ps), nil }
+func (p *Process) result(ps *os.ProcessState) Exit { return exitOf(ps) }

@@ -35,7 +35,7 @@ type commandArgs struct {
 // runCommand is run_command. The command runs in the sandbox (Options'
 // Sandbox mode), in a new session, so it has no controlling terminal to
 // steal from the TUI (a prompt fails at once instead of stopping the
-// command) and its process group is the session: a single kill reaches
+// command), and in a process group of its own: a single kill reaches
 // everything it started. That kill is also how it ends: once sh exits, by
 // timeout or by interruption, whatever it left running is killed, so
 // nothing outlives the call; and the sandbox kills the group if retrace
@@ -70,7 +70,7 @@ func (r *Registry) runCommand(ctx context.Context, a *commandArgs) (string, erro
 		io.Copy(out, pr)
 		close(drained)
 	}()
-	status, interrupted, serr := waitCommand(ctx, proc, timeout)
+	status, interrupted := waitCommand(ctx, proc, timeout)
 	proc.Kill()
 	grace := exitGrace
 	if interrupted {
@@ -79,9 +79,6 @@ func (r *Registry) runCommand(ctx context.Context, a *commandArgs) (string, erro
 	drain(pr, out, drained, grace)
 	if err := proc.Close(); err != nil {
 		note += fmt.Sprintf("[%v]\n", err)
-	}
-	if serr != nil {
-		return "", fmt.Errorf("run_command: %w", serr)
 	}
 	res := out.String()
 	if res == "" {
@@ -96,23 +93,20 @@ func (r *Registry) runCommand(ctx context.Context, a *commandArgs) (string, erro
 
 // waitCommand waits for the command to exit, to time out or to be
 // interrupted, and says how it ended in the line that closes the result.
-// An error means the sandbox could not be set up and the command never
-// ran.
-func waitCommand(ctx context.Context, proc *sandbox.Process, timeout time.Duration) (status string, interrupted bool, err error) {
+func waitCommand(ctx context.Context, proc *sandbox.Process, timeout time.Duration) (status string, interrupted bool) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
 	case <-proc.Done():
-		exit, err := proc.Exit()
-		return exitStatus(exit), false, err
+		return exitStatus(proc.Exit()), false
 	case <-timer.C:
 		proc.Kill()
 		<-proc.Done()
-		return fmt.Sprintf("killed: timed out after %s", timeout), false, nil
+		return fmt.Sprintf("killed: timed out after %s", timeout), false
 	case <-ctx.Done():
 		proc.Kill()
 		<-proc.Done()
-		return "killed: interrupted", true, nil
+		return "killed: interrupted", true
 	}
 }
 

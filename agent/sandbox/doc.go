@@ -54,7 +54,8 @@
 // with no_new_privs: sudo and other setuid programs do not gain
 // privileges. A process that leaves the group (setsid) escapes the group
 // kill, though not the confinement. A temp dir is left behind when retrace
-// is killed while its command runs. Programs that write to /tmp by name,
+// is killed while its command runs, until the next retrace starts a
+// command and sweeps it. Programs that write to /tmp by name,
 // ignoring $TMPDIR, and go commands that need to download modules fail
 // while confined. Where Landlock is missing (not Linux, a kernel before
 // 5.13 or without it enabled) or the mode is Off, commands run

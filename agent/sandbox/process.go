@@ -2,10 +2,15 @@ package sandbox
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -50,7 +55,8 @@ type Process struct {
 // wrapping ErrNotConfined means the sandbox could not be set up and the
 // command never ran.
 func Start(c Command) (*Process, error) {
-	tmp, err := os.MkdirTemp("", "retrace-cmd-")
+	sweepOnce.Do(func() { sweep(os.TempDir()) })
+	tmp, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", tmpPrefix, os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: make the command's temp dir: %w", err)
 	}
@@ -139,6 +145,34 @@ func (p *Process) Close() error {
 		return fmt.Errorf("sandbox: remove the command's temp dir: %w", err)
 	}
 	return nil
+}
+
+// tmpPrefix starts the name of every command's temp dir, followed by the
+// pid of the retrace that made it.
+const tmpPrefix = "retrace-cmd-"
+
+var sweepOnce sync.Once
+
+// sweep removes the temp dirs in dir that commands of a retrace no longer
+// running left behind: a retrace killed while its command ran cannot
+// remove its temp dir, and the command, confined, cannot remove it either.
+// It is done once per process, before the first command; what it cannot
+// remove is left alone.
+func sweep(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), tmpPrefix)
+		pid, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
+		if !ok || !e.IsDir() || err != nil || pid <= 0 {
+			continue
+		}
+		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // exitOf reads how a process ended from its wait status.

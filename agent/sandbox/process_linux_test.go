@@ -244,3 +244,36 @@ func TestGroupDiesWithParent(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestSweep removes the temp dirs of retrace processes that are gone and
+// keeps those of live ones and everything else.
+func TestSweep(t *testing.T) {
+	dir := t.TempDir()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{ // name: kept
+		fmt.Sprintf("%s%d-123", tmpPrefix, gone.Process.Pid): false,
+		fmt.Sprintf("%s%d-123", tmpPrefix, os.Getpid()):      true,
+		"other-dir": true,
+		fmt.Sprintf("%s%d-file", tmpPrefix, gone.Process.Pid): true,
+	}
+	for name := range names {
+		if strings.HasSuffix(name, "file") {
+			if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Join(dir, name, "sub"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sweep(dir)
+	for name, kept := range names {
+		if _, err := os.Stat(filepath.Join(dir, name)); (err == nil) != kept {
+			t.Errorf("%s: kept %v, want %v", name, err == nil, kept)
+		}
+	}
+}

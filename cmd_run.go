@@ -89,6 +89,9 @@ func runTask(ctx context.Context, c *cli, f runFlags, args []string) error {
 		return err
 	}
 
+	if w := ctrl.Info().Commands.Warning(); w != "" {
+		fmt.Fprintf(c.stderr, "warning: %s\n", w)
+	}
 	out := newProgress(c.stdout, c.stderr, f.asJSON, ctrl.Head())
 	h := headless{all: f.yes, out: c.stderr}
 	// A task cut off by a crash is carried on first; an interrupted one

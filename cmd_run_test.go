@@ -530,3 +530,33 @@ func TestRunRefusesAHugePrompt(t *testing.T) {
 		t.Fatalf("sent %d bytes", len(m[len(m)-1].Content))
 	}
 }
+
+// Commands do not see the API key's variable: a command that prints its
+// environment puts no key into its result, and so none into the session.
+// The configured sandbox is said on stderr when it confines less than it
+// could.
+func TestRunCommandsDoNotSeeTheKey(t *testing.T) {
+	e := newRunEnv(t)
+	t.Setenv("OPENAI_API_KEY", secret)
+	t.Setenv("MY_PROVIDER_KEY", secret+"-2")
+	if err := os.MkdirAll(filepath.Join(e.configDir, "retrace"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.configDir, "retrace", "config.toml"), []byte("api_key_env = \"MY_PROVIDER_KEY\"\nsandbox = \"off\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Enqueue(llmserver.ToolCallReply([]llmserver.Call{{ID: "call_env", Name: "run_command", Args: `{"command":"env; echo marker=$OPENAI_API_KEY$MY_PROVIDER_KEY."}`}}),
+		llmserver.TextReply("Done."))
+	r := e.run(t, "", "--yes", "print the environment")
+	if r.code != exitOK || !strings.Contains(r.stderr, `warning: commands run unconfined: the sandbox is off (sandbox = "off")`) {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	s := retrace(t, "show", sessionID(t, e.db), "--json", "--db", e.db).ok(t).stdout
+	if !strings.Contains(s, "marker=.") || strings.Contains(s, secret) {
+		t.Fatalf("the command's result:\n%s", s)
+	}
+	db, err := os.ReadFile(e.db)
+	if err != nil || bytes.Contains(db, []byte(secret)) {
+		t.Fatalf("the key is in the database (%v)", err)
+	}
+}

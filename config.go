@@ -13,6 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"retrace/agent/sandbox"
 	"retrace/agent/session"
 	"retrace/agent/tools"
 	"retrace/state"
@@ -31,6 +32,7 @@ type config struct {
 	ContextWindow int
 	Theme         string
 	AllowedTools  []string
+	Sandbox       sandbox.Mode // how run_command's commands are confined
 	MaxIterations int
 	File          string // the config file read, if any
 	Path          string // where the config file is (or would be)
@@ -56,6 +58,7 @@ type fileConfig struct {
 	Theme         string   `toml:"theme"`
 	AllowedTools  []string `toml:"allowed_tools"` // gated tools that run without asking
 	MaxIterations int      `toml:"max_iterations"`
+	Sandbox       string   `toml:"sandbox"` // workspace, workspace-no-network or off
 }
 
 const (
@@ -92,7 +95,7 @@ func loadConfig(m modelFlags, getenv func(string) string) (config, error) {
 		case err == nil:
 			c.File = path
 			if undecoded := md.Undecoded(); len(undecoded) > 0 {
-				return c, fmt.Errorf("config %s: unknown setting %q (known: model, base_url, api_key_env, context_window, theme, allowed_tools, max_iterations)", path, undecoded[0].String())
+				return c, fmt.Errorf("config %s: unknown setting %q (known: model, base_url, api_key_env, context_window, theme, allowed_tools, max_iterations, sandbox)", path, undecoded[0].String())
 			}
 		case errors.Is(err, fs.ErrNotExist) && !explicit:
 		case errors.Is(err, fs.ErrNotExist):
@@ -110,6 +113,11 @@ func loadConfig(m modelFlags, getenv func(string) string) (config, error) {
 	c.ContextWindow = firstInt(m.contextWindow, fc.ContextWindow)
 	c.MaxIterations = firstInt(m.maxIterations, fc.MaxIterations, 20)
 	c.Theme, c.AllowedTools = fc.Theme, fc.AllowedTools
+	mode, err := sandbox.ParseMode(fc.Sandbox)
+	if err != nil {
+		return c, fmt.Errorf("config %s: %w", c.File, err)
+	}
+	c.Sandbox = mode
 	return c, c.validate()
 }
 
@@ -200,6 +208,7 @@ func (c config) session(ws *tools.Workspace, allowed []string, interactive bool,
 		Resolve:       func(rec state.Endpoint) (session.Endpoint, error) { return c.endpoint(rec, dm) },
 		ContextWindow: c.ContextWindow, MaxIterations: c.MaxIterations,
 		Workspace: ws, Allowed: allowed, RestartOK: interactive, ReadOnlyWhenBusy: interactive,
+		Sandbox: c.Sandbox,
 	}
 }
 

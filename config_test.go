@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"retrace/agent/sandbox"
 	"retrace/state"
 )
 
@@ -79,6 +80,7 @@ func TestConfigErrors(t *testing.T) {
 		"not TOML":                {`model = `, "c.toml", modelFlags{apiKey: "k"}},
 		"an unknown allowed tool": {`allowed_tools = ["rm"]`, `"rm"`, modelFlags{apiKey: "k"}},
 		"a missing --config file": {"-", "does not exist", modelFlags{apiKey: "k"}},
+		"an unknown sandbox mode": {`sandbox = "strict"`, `"strict"; the modes are workspace, workspace-no-network, off`, modelFlags{apiKey: "k"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tc.flags.configPath = file
@@ -193,4 +195,28 @@ func testConfig(t testing.TB, model, baseURL, key string) config {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// The sandbox setting reaches the session: the default confines commands
+// to the workspace, and the file may ask for no network or none at all.
+func TestConfigSandbox(t *testing.T) {
+	dir := t.TempDir()
+	for text, want := range map[string]sandbox.Mode{
+		"":                                 sandbox.Workspace,
+		`sandbox = "workspace"`:            sandbox.Workspace,
+		`sandbox = "workspace-no-network"`: sandbox.WorkspaceNoNetwork,
+		`sandbox = "off"`:                  sandbox.Off,
+	} {
+		file := filepath.Join(dir, "c.toml")
+		if err := os.WriteFile(file, []byte(text+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := loadConfig(modelFlags{configPath: file, apiKey: "k"}, func(string) string { return "" })
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		if got := c.session(nil, nil, false, nil).Sandbox; c.Sandbox != want || got != want {
+			t.Errorf("%q: config %v, session %v; want %v", text, c.Sandbox, got, want)
+		}
+	}
 }

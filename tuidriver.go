@@ -66,7 +66,8 @@ func (d tuiDriver) info(i session.Info) tui.SessionInfo {
 	s := i.Session
 	return tui.SessionInfo{ID: s.ID, Title: s.Title, Model: i.Model, Workspace: s.Workspace, Phase: s.Phase,
 		Head: s.Head, Versions: s.Versions, Branch: i.Branch, Branches: i.Branches, Updated: s.UpdatedAt,
-		Window: i.Window, ReadOnly: i.ReadOnly, Demo: i.Endpoint.BaseURL == demoEndpoint}
+		Window: i.Window, ReadOnly: i.ReadOnly, Demo: i.Endpoint.BaseURL == demoEndpoint,
+		Commands: i.Commands.String(), CommandsWarn: i.Commands.Warning() != ""}
 }
 
 func (d tuiDriver) Current() (tui.SessionInfo, state.State) {

@@ -133,6 +133,16 @@ func (m *Model) approvalBox(width, height int) []string {
 		for _, l := range wrap("$ "+inert(a.Command), inner) {
 			head = append(head, d.Warning.Render(l))
 		}
+		// Before approving a command, how far it can reach.
+		if c := m.session.Commands; c != "" {
+			style := d.Muted
+			if m.session.CommandsWarn {
+				style, c = d.Warning, "⚠ "+c
+			}
+			for _, l := range wrap(inert(c), inner) {
+				head = append(head, style.Render(l))
+			}
+		}
 	}
 	if a.Path != "" {
 		head = append(head, d.Body.Render(clip("file: "+inert(a.Path), inner)))

@@ -67,6 +67,11 @@ type SessionInfo struct {
 	ReadOnly                    bool // another process writes it: nothing can be sent
 	Busy                        bool // (in lists) another process has it open
 	Demo                        bool // the model is retrace's scripted demo model
+	// Commands says how run_command's commands are confined, in one
+	// line; CommandsWarn marks it as a warning (they run less confined
+	// than the configuration asks, or not at all).
+	Commands     string
+	CommandsWarn bool
 }
 
 // Version is one version on a path, with the event that made it.

@@ -414,3 +414,33 @@ func TestReportsComeThroughListen(t *testing.T) {
 		t.Fatalf("a closed driver's listen returned %T", msg)
 	}
 }
+
+// Before a command is approved, the dialog says how far it can reach: a
+// muted line when it is sandboxed, a warning when it is not; a file
+// write's dialog says nothing of commands.
+func TestApprovalSaysHowCommandsRun(t *testing.T) {
+	for _, c := range []struct {
+		commands string
+		warn     bool
+	}{
+		{"commands sandboxed (Landlock ABI 7): they write only in the workspace and their temp dir; network allowed", false},
+		{`commands run unconfined: the sandbox is off (sandbox = "off")`, true},
+	} {
+		f := newFake(richSession()...)
+		f.info.Commands, f.info.CommandsWarn = c.commands, c.warn
+		m := newModel(t, f, "dark", 200, 40)
+		m.Update(ApprovalMsg{Tool: "run_command", Command: "make"})
+		want := c.commands
+		if c.warn {
+			want = "⚠ " + want
+		}
+		if s := plain(m.View().Content); !strings.Contains(s, want) {
+			t.Errorf("the command's dialog lacks %q:\n%s", want, s)
+		}
+		m.Update(keyMsg("d"))
+		m.Update(ApprovalMsg{Tool: "write_file", Path: "a.go", Diff: "+x\n"})
+		if s := plain(m.View().Content); strings.Contains(s, c.commands) {
+			t.Errorf("a write's dialog speaks of commands:\n%s", s)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,23 @@ type Command struct {
 	// Output gets the command's stdout and stderr. Being an *os.File it
 	// is handed to the command as it is, with no copying goroutine.
 	Output *os.File
+	// Hide names environment variables the command must not see: the
+	// API key's, so that `env` cannot put the key into a tool result,
+	// and so into the session.
+	Hide []string
+}
+
+// environ is retrace's environment as c sees it: without the variables
+// it hides, and with TMPDIR set to its private temp dir.
+func (c Command) environ(tmp string) []string {
+	env := make([]string, 0, len(os.Environ())+1)
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if name != "TMPDIR" && !slices.Contains(c.Hide, name) {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "TMPDIR="+tmp)
 }
 
 // Exit is how a command ended.

@@ -31,7 +31,7 @@ const (
 
 // command builds the launcher's command line for c.
 func (p *Process) command(c Command, st Status) (*exec.Cmd, error) {
-	env := append(os.Environ(), "TMPDIR="+p.tmp)
+	env := c.environ(p.tmp)
 	cache := ""
 	if st.Files {
 		if cache = goCache(os.Getenv); cache != "" {

@@ -13,7 +13,7 @@ import (
 func (p *Process) command(c Command, _ Status) (*exec.Cmd, error) {
 	cmd := exec.Command("sh", "-c", c.Shell)
 	cmd.Dir = c.Dir
-	cmd.Env = append(os.Environ(), "TMPDIR="+p.tmp)
+	cmd.Env = c.environ(p.tmp)
 	cmd.Stdout, cmd.Stderr = c.Output, c.Output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	return cmd, nil

@@ -9,6 +9,7 @@ import (
 
 	"retrace/agent"
 	"retrace/agent/llm"
+	"retrace/agent/sandbox"
 	"retrace/agent/tokens"
 	"retrace/agent/tools"
 	"retrace/state"
@@ -42,12 +43,15 @@ type Config struct {
 	// ReadOnlyWhenBusy opens a session another process writes read-only,
 	// to look at, instead of refusing it.
 	ReadOnlyWhenBusy bool
+	// Sandbox is how run_command's commands are confined.
+	Sandbox sandbox.Mode
 }
 
 // Info describes the open session.
 type Info struct {
 	Session  storage.SessionInfo // as stored
 	Model    string              // the model the next request goes to
+	Commands sandbox.Status      // how run_command's commands are confined here
 	Endpoint state.Endpoint      // and where it is served
 	Window   int                 // its context window, in tokens
 	Branch   int                 // the head's branch
@@ -103,7 +107,7 @@ type task struct {
 func New(ctx context.Context, st storage.Store, cfg Config) *Controller {
 	base, end := context.WithCancel(ctx)
 	return &Controller{
-		store: st, tools: tools.New(cfg.Workspace, tools.Options{}), events: newStream(),
+		store: st, tools: tools.New(cfg.Workspace, toolOptions(cfg, "")), events: newStream(),
 		base: base, end: end, decided: make(chan agent.Decision, 1), cfg: cfg,
 	}
 }
@@ -176,7 +180,20 @@ func (c *Controller) setHeadLocked(head state.State) error {
 	return nil
 }
 
+// toolOptions are the tools' options for a session whose key is read from
+// keyEnv: commands see neither that variable nor OPENAI_API_KEY, so a
+// command that prints its environment cannot put the key into a tool
+// result, and so into the session.
+func toolOptions(cfg Config, keyEnv string) tools.Options {
+	hide := []string{"OPENAI_API_KEY"}
+	if keyEnv != "" && keyEnv != hide[0] {
+		hide = append(hide, keyEnv)
+	}
+	return tools.Options{Sandbox: cfg.Sandbox, HideEnv: hide}
+}
+
 func (c *Controller) newAgentLocked() *agent.Agent {
+	c.tools = tools.New(c.cfg.Workspace, toolOptions(c.cfg, c.ep.KeyEnv))
 	model := llm.New(llm.Config{BaseURL: c.ep.URL, APIKey: c.ep.APIKey, Model: c.ep.Model})
 	return agent.New(c.cursor, model, c.tools, approver{c}, observer{c}, agent.Options{
 		MaxIterations: c.cfg.MaxIterations, ContextWindow: c.cfg.ContextWindow,
@@ -205,7 +222,7 @@ func (c *Controller) infoLocked() Info {
 	if fresh, err := c.store.Session(c.base, c.info.ID); err == nil {
 		stored = fresh
 	}
-	out := Info{Session: stored, Model: c.ep.Model, Endpoint: c.ep.Endpoint, Window: tokens.Window(c.ep.Model, c.cfg.ContextWindow), ReadOnly: c.readOnly}
+	out := Info{Session: stored, Model: c.ep.Model, Endpoint: c.ep.Endpoint, Window: tokens.Window(c.ep.Model, c.cfg.ContextWindow), ReadOnly: c.readOnly, Commands: c.tools.Sandbox()}
 	if t, err := c.store.Tree(c.base, c.info.ID); err == nil {
 		out.Branches = len(t.Branches)
 		for _, b := range t.Branches {

@@ -43,6 +43,9 @@ type Options struct {
 	// value is sandbox.Workspace. Registry.Sandbox says what this
 	// machine gives it.
 	Sandbox sandbox.Mode
+	// HideEnv names environment variables run_command's commands do not
+	// see (the API key's).
+	HideEnv []string
 }
 
 // withDefaults fills in the zero fields.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -111,7 +112,7 @@ func TestOptionsDefaults(t *testing.T) {
 		MaxReadBytes: 64 << 10, MaxOutputBytes: 32 << 10, MaxMatches: 200, MaxEntries: 1000,
 		CommandTimeout: 10 * time.Minute, MaxCommandTimeout: 10 * time.Minute,
 	}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("withDefaults = %+v, want %+v", got, want)
 	}
 	if got := (Options{}).withDefaults().CommandTimeout; got != 2*time.Minute {

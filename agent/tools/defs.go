@@ -46,6 +46,15 @@ var (
 	}
 )
 
+// commandReach tells the model, when commands are sandboxed, where they
+// may write, so that it does not try elsewhere.
+func (r *Registry) commandReach() string {
+	if r.Sandbox().Unconfined() {
+		return ""
+	}
+	return "It may write only in the workspace and $TMPDIR. "
+}
+
 // toolList builds the eight tools, in the order Defs lists them. The
 // descriptions state the registry's actual caps, so the model knows when
 // to ask for less.
@@ -69,8 +78,8 @@ func (r *Registry) toolList() []*tool {
 		{def: Def{Name: "edit_file", Gated: true, Description: "Replace one exact occurrence of old_text with new_text in a file. Needs the person's approval; old_text must match exactly once, so include enough surrounding lines."},
 			params: editParams, run: bind("edit_file", editParams, r.editFile), preview: bindPreview("edit_file", editParams, r.previewEdit)},
 		{def: Def{Name: "run_command", Gated: true, Description: fmt.Sprintf(
-			"Run a shell command in the workspace root with empty stdin and return its output and exit code; background processes do not outlive it. Needs the person's approval; the timeout is %s unless you ask for another (at most %s), and output over %s is cut in the middle.",
-			o.CommandTimeout, o.MaxCommandTimeout, sizeString(o.MaxOutputBytes))},
+			"Run a shell command in the workspace root with empty stdin and return its output and exit code; background processes do not outlive it. %sNeeds the person's approval; the timeout is %s unless you ask for another (at most %s), and output over %s is cut in the middle.",
+			r.commandReach(), o.CommandTimeout, o.MaxCommandTimeout, sizeString(o.MaxOutputBytes))},
 			params: commandParams, run: bind("run_command", commandParams, r.runCommand), preview: bindPreview("run_command", commandParams, r.previewCommand)},
 		{def: Def{Name: "note", Description: "Remember a fact in working memory under a key, to keep it across steps; an empty value deletes the note."},
 			params: noteParams, preview: bindPreview("note", noteParams, previewNote)},

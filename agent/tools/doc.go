@@ -56,9 +56,15 @@
 // over the name, so the other links keep the old content: a store outside
 // is never changed.
 //
-// run_command is not confined at all: a command can touch anything the
-// user can, which is why it is gated.
+// run_command runs its command through package sandbox: on Linux with
+// Landlock it may write only in the workspace and a private $TMPDIR, read
+// what a build needs, and (in workspace-no-network mode) open no TCP
+// connection; its process group dies with retrace. Where the kernel has
+// no Landlock, or the sandbox is off, it can touch anything the user can;
+// Registry.Sandbox says which. Either way it is gated, and it never sees
+// the variables Options.HideEnv names (the API key's).
 //
-// This package needs, besides the standard library, only doublestar for
-// globs; it runs commands with sh, so it needs a Unix-like system.
+// This package needs, besides the standard library, doublestar for globs
+// and package sandbox (go-landlock) for commands; it runs commands with
+// sh, so it needs a Unix-like system.
 package tools

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"retrace/agent/sandbox"
 	"slices"
 	"strings"
 	"testing"
@@ -215,4 +216,21 @@ func FuzzRun(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// run_command's description tells the model where a command may write
+// only when the sandbox confines it there.
+func TestCommandDescriptionSaysItsReach(t *testing.T) {
+	ws, err := NewWorkspace(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const reach = "It may write only in the workspace and $TMPDIR."
+	for _, mode := range []sandbox.Mode{sandbox.Workspace, sandbox.Off} {
+		r := New(ws, Options{Sandbox: mode})
+		d, _ := r.Def("run_command")
+		if says, confined := strings.Contains(d.Description, reach), !r.Sandbox().Unconfined(); says != confined {
+			t.Errorf("mode %v (confined %v): the description %q", mode, confined, d.Description)
+		}
+	}
 }

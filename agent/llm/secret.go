@@ -31,30 +31,17 @@ func (s scrub) text(t string) string {
 	return strings.ReplaceAll(t, s.key, keyMark)
 }
 
-// turn scrubs everything a reply carries.
+// turn scrubs everything a reply carries that came from the server. (Its
+// notes are retrace's own words.)
 func (s scrub) turn(t Turn) Turn {
 	t.Content, t.Reasoning = s.text(t.Content), s.text(t.Reasoning)
-	t.Notes = s.all(t.Notes)
-	if len(t.Calls) > 0 {
-		calls := make([]Call, len(t.Calls))
-		for i, c := range t.Calls {
-			c.ID, c.Name, c.Arguments = s.text(c.ID), s.text(c.Name), s.text(c.Arguments)
-			calls[i] = c
-		}
-		t.Calls = calls
+	calls := make([]Call, len(t.Calls))
+	for i, c := range t.Calls {
+		c.ID, c.Name, c.Arguments = s.text(c.ID), s.text(c.Name), s.text(c.Arguments)
+		calls[i] = c
 	}
+	t.Calls = calls
 	return t
-}
-
-func (s scrub) all(ts []string) []string {
-	if s.key == "" || len(ts) == 0 {
-		return ts
-	}
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = s.text(t)
-	}
-	return out
 }
 
 // error scrubs what an error quotes of the server.
@@ -62,7 +49,6 @@ func (s scrub) error(e *Error) {
 	for _, p := range []*string{&e.Message, &e.Hint, &e.Partial.Content, &e.Partial.Reasoning} {
 		*p = s.text(*p)
 	}
-	e.Partial.Notes = s.all(e.Partial.Notes)
 }
 
 // observer wraps obs so that streamed text reaches it scrubbed: the key

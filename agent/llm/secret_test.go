@@ -63,9 +63,9 @@ func TestEchoedKeyIsScrubbed(t *testing.T) {
 // A short key is a placeholder that local servers accept, no secret:
 // replies that happen to contain it are left as they are.
 func TestPlaceholderKeyIsNoSecret(t *testing.T) {
-	for _, key := range []string{"x", "none", "ollama", "EMPTY", "lm-studio", "sk-no-key-req"} {
+	for _, key := range []string{"x", "none", "ollama", "EMPTY", "lm-studio", "sk-no-key-req", "fifteen-chars-k"} {
 		h := newHarness(t, func(c *llm.Config) { c.APIKey = key })
-		text := "next: run ollama with none of the EMPTY lm-studio sk-no-key-req settings"
+		text := "next: run ollama with none of the EMPTY lm-studio sk-no-key-req fifteen-chars-k settings"
 		h.srv.Enqueue(llmserver.TextReply(text, llmserver.WithPieceSize(4)))
 		turn, seen, err := streamSeen(t, h)
 		if err != nil {
@@ -78,5 +78,17 @@ func TestPlaceholderKeyIsNoSecret(t *testing.T) {
 		if turn.Content != text || shown != text {
 			t.Errorf("key %q: the reply became %q, shown %q", key, turn.Content, shown)
 		}
+	}
+}
+
+// The shortest key that is scrubbed has 16 characters, as short as a real
+// provider's key could be.
+func TestSixteenCharacterKeyIsScrubbed(t *testing.T) {
+	const key = "sixteen-chars-ky"
+	h := newHarness(t, func(c *llm.Config) { c.APIKey = key })
+	h.srv.Enqueue(llmserver.TextReply("echo " + key))
+	turn, _, err := streamSeen(t, h)
+	if err != nil || turn.Content != "echo [the API key]" {
+		t.Fatalf("%q: %v", turn.Content, err)
 	}
 }

@@ -246,7 +246,7 @@ func TestSwapAfterCheck(t *testing.T) {
 		r, root, outside := swapFixture(t)
 		var planned []change
 		for _, p := range []string{"d/new.txt", "d/sub/new.txt", "d/secret.txt"} {
-			c, err := r.planWrite(&writeArgs{Path: p, Content: "written\n"}, true)
+			c, err := r.planWrite(&writeArgs{Path: p, Content: "written\n"})
 			checkErr(t, err, "")
 			planned = append(planned, c)
 		}

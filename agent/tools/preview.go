@@ -42,7 +42,7 @@ func (r *Registry) Preview(name, args string) (p Preview, err error) {
 
 // previewWrite shows a write_file call.
 func (r *Registry) previewWrite(a *writeArgs) (Preview, error) {
-	c, err := r.planWrite(a, false)
+	c, err := r.planWrite(a)
 	if err != nil {
 		return Preview{}, err
 	}

@@ -39,7 +39,7 @@ type change struct {
 
 // writeFile is write_file.
 func (r *Registry) writeFile(_ context.Context, a *writeArgs) (string, error) {
-	c, err := r.planWrite(a, false)
+	c, err := r.planWrite(a)
 	if err != nil {
 		return "", err
 	}
@@ -61,17 +61,13 @@ func (r *Registry) editFile(_ context.Context, a *editArgs) (string, error) {
 	return fmt.Sprintf("edited %s: replaced %s with %d", a.Path, plural(countLines(a.OldText), "line"), countLines(a.NewText)), nil
 }
 
-// planWrite works out a write_file. It reads the current content only when
-// the caller will diff it.
-func (r *Registry) planWrite(a *writeArgs, readBefore bool) (change, error) {
+// planWrite works out a write_file. It does not read the file it
+// replaces: the preview reads it only to diff it (readForDiff), within a
+// bound, and a write needs none of it.
+func (r *Registry) planWrite(a *writeArgs) (change, error) {
 	c, err := r.target(a.Path)
 	if err != nil {
 		return c, err
-	}
-	if c.exists && readBefore {
-		if c.before, err = r.ws.readAll(c.abs, a.Path); err != nil {
-			return c, err
-		}
 	}
 	c.after = a.Content
 	return c, nil

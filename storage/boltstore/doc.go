@@ -20,10 +20,11 @@
 // faults on a truncated mapping) are turned into errors that name the file.
 // A damaged file is never written to.
 //
-// When the newest of bbolt's two meta pages is damaged, bbolt silently
-// reads the file as of the commit before; retrace refuses such a file
-// instead, since that commit may be an acknowledged checkpoint (see
-// checkFallback).
+// When one of bbolt's two meta pages is damaged, bbolt silently reads the
+// file as of the other's commit, which is one commit back if the damaged
+// page was the newest. A damaged page cannot say whether it was (its txid
+// is damaged too), so retrace refuses every such file, since the commit
+// bbolt would drop may be an acknowledged checkpoint (see oneMetaDamaged).
 //
 // The file never shrinks; deleted sessions leave free pages that later
 // writes reuse.

@@ -45,21 +45,18 @@ func checkFile(path string) (meta, error) {
 		pageSize = int64(m0.pageSize)
 	}
 	m1, err1 := readMeta(f, pageSize)
-	var m meta
-	switch {
-	case err0 != nil && err1 != nil:
+	if err0 != nil && err1 != nil {
 		if errors.Is(err0, errNoMagic) && errors.Is(err1, errNoMagic) {
 			return meta{}, fmt.Errorf("%s: %w (no bbolt header)", path, storage.ErrNotDatabase)
 		}
 		return meta{}, damaged("both meta pages are unreadable (page 0: %v; page 1: %v)", err0, err1)
-	case err0 != nil:
+	}
+	// bbolt uses the valid page with the higher txid, page 0 on a tie. With
+	// one page damaged the file is refused (below), but a truncation, told
+	// by the valid page, is the better explanation of the two.
+	m := m0
+	if err0 != nil || (err1 == nil && m1.txid > m0.txid) {
 		m = m1
-	case err1 != nil:
-		m = m0
-	case m1.txid > m0.txid:
-		m = m1
-	default:
-		m = m0
 	}
 	if m.pageSize < 512 || m.pageSize > 1<<20 || m.pageSize&(m.pageSize-1) != 0 {
 		return meta{}, damaged("meta page gives an impossible page size %d", m.pageSize)
@@ -73,13 +70,9 @@ func checkFile(path string) (meta, error) {
 	}
 	switch {
 	case err0 != nil:
-		if err := checkFallback(path, 0, m0, err0, m1); err != nil {
-			return meta{}, err
-		}
+		return meta{}, oneMetaDamaged(path, 0, err0, m1)
 	case err1 != nil:
-		if err := checkFallback(path, 1, m1, err1, m0); err != nil {
-			return meta{}, err
-		}
+		return meta{}, oneMetaDamaged(path, 1, err1, m0)
 	}
 	if m.root >= m.pgid || (m.freelist >= m.pgid && m.freelist != noFreelist) {
 		return meta{}, damaged("meta page points past the end of the data (root %d, freelist %d, pages %d)", m.root, m.freelist, m.pgid)
@@ -111,34 +104,44 @@ const (
 
 var errNoMagic = errors.New("no bbolt magic number")
 
-// checkFallback decides about a file one of whose meta pages (bad, page
-// badPage, failing with err) is damaged while the other (good) is valid.
+// oneMetaDamaged refuses a file one of whose meta pages (page badPage,
+// failing with err) is damaged while the other (good) is valid.
 //
-// bbolt then silently reads the file as of the valid page's commit. That is
-// right when the damaged page is the older one: bbolt reads the latest
-// commit anyway, and the next commit rewrites the damaged page. It is
-// wrong when the damaged page was the newest: the latest commit (an
-// acknowledged checkpoint, or a whole session) vanishes without a word, and
-// the next write reuses its pages, making the loss permanent. A torn write
-// of the newest meta page in a power cut looks the same, but then the
-// fallback is what bbolt is designed for; we cannot tell the two apart.
+// bbolt would silently read the file as of the valid page's commit. That
+// loses nothing when the damaged page was the older of the two, but when
+// it was the newest, the latest commit (an acknowledged checkpoint, or a
+// whole session) vanishes without a word, and the next write reuses its
+// pages, making the loss permanent.
 //
-// So the file is accepted only when the damaged page still names the
-// commit just before the valid one (txid, which bbolt alternates between
-// the two pages), which makes it the older page. Otherwise it is refused,
-// for reading and writing, and left untouched for a person to decide.
-func checkFallback(path string, badPage int, bad meta, err error, good meta) error {
-	if good.txid > 0 && bad.txid == good.txid-1 {
-		return nil
-	}
+// Which of the two the damaged page was cannot be told. bbolt alternates
+// the pages, so its txid would say, but the txid is part of what is
+// damaged: bit 1 of the newest txid T flipped reads T-2, which is what the
+// older page would hold had its last rewrite been lost. The slot says
+// nothing either: both neighbours of the valid page's txid land in the
+// other slot. Nor do the other fields, which are as damaged as the txid. So
+// the file is refused whatever the damaged page says, for reading and
+// writing, and left untouched for a person to decide. That refuses some
+// files bbolt alone reads without loss (a damaged older page); the price is
+// one command, against a checkpoint lost without a word.
+//
+// The way out the error names works in every case where accepting the
+// valid page is right: copying the valid meta page over the damaged one,
+// into a new file, is bbolt's own fallback made on purpose. It loses
+// nothing when the damaged page was the older one or the last write was
+// cut short, and the latest commit otherwise, which is why a backup comes
+// first. bbolt surgery revert-meta-page is not named: it chooses the page
+// to keep by the raw txids, the damaged one's included, and copies the
+// damaged page over the valid one when the damaged txid is the lower.
+func oneMetaDamaged(path string, badPage int, err error, good meta) error {
+	goodPage := 1 - badPage
 	return &storage.CorruptError{Path: path, Reason: fmt.Sprintf(
-		"meta page %d is damaged (%v) and may hold the latest commit; bbolt would silently fall back to meta page %d (txid %d) and lose it, so the file was left as it is: restore a backup, or if the last write was cut short by a crash accept the previous commit with `bbolt surgery revert-meta-page`",
-		badPage, err, 1-badPage, good.txid)}
+		"meta page %d is damaged (%v), so whether it held the latest commit cannot be told; bbolt would silently fall back to meta page %d (txid %d) and lose that commit if it did, so the file was left as it is: restore a backup, or if the last write was cut short by a crash accept the commit of meta page %d with `bbolt surgery copy-page %s --from-page %d --to-page %d --output NEW.db` and use NEW.db",
+		badPage, err, goodPage, good.txid, goodPage, path, goodPage, badPage)}
 }
 
 // readMeta reads and validates the meta page at offset off. bbolt writes
 // its fields in native byte order; retrace runs on little-endian machines.
-// A page that fails validation is still returned as read, for its txid.
+// A page that fails validation is still returned as read.
 func readMeta(r io.ReaderAt, off int64) (meta, error) {
 	buf := make([]byte, pageHeaderSize+metaSize)
 	if _, err := r.ReadAt(buf, off); err != nil {

@@ -175,31 +175,35 @@ func TestCheckFileRefuses(t *testing.T) {
 		}
 		cases = append(cases, f)
 	}
-	// One damaged meta page: accepted only when it names the commit just
-	// before the valid one's (so it is the older page, and nothing is lost).
+	// One damaged meta page: refused whatever its txid says, since that txid
+	// is damaged too (a newest page can read as one commit older than the
+	// valid one, as the older page's txid would).
 	for _, d := range []struct {
 		name             string
 		bad              int // the damaged page
 		badTxid, goodTxi uint64
-		ok               bool
 	}{
-		{"page 0 damaged, one commit older", 0, 4, 5, true},
-		{"page 1 damaged, one commit older", 1, 4, 5, true},
-		{"page 0 damaged, two commits older", 0, 3, 5, false},
-		{"page 1 damaged, newer", 1, 6, 5, false},
-		{"page 0 damaged, the same txid", 0, 5, 5, false},
-		{"page 1 damaged, the good page at txid 0", 1, ^uint64(0), 0, false},
+		{"page 0 damaged, one commit older", 0, 4, 5},
+		{"page 1 damaged, one commit older", 1, 4, 5},
+		{"page 0 damaged, two commits older", 0, 3, 5},
+		{"page 1 damaged, newer", 1, 6, 5},
+		{"page 0 damaged, the same txid", 0, 5, 5},
+		{"page 1 damaged, the good page at txid 0", 1, ^uint64(0), 0},
 	} {
 		m := [2]fileMeta{goodMeta(uint32(ps), 4, d.goodTxi), goodMeta(uint32(ps), 4, d.goodTxi)}
 		m[d.bad].txid, m[d.bad].badSum = d.badTxid, true
-		f := file{name: d.name, b: metaFile(ps, 4, m[0], m[1])}
-		if !d.ok {
-			f.says = "meta page " + itoa(d.bad) + " is damaged (checksum mismatch) and may hold the latest commit; " +
-				"bbolt would silently fall back to meta page " + itoa(1-d.bad) + " (txid " + strconv.FormatUint(d.goodTxi, 10) + ")"
-			f.typ = storage.ErrCorrupt
-		}
-		cases = append(cases, f)
+		good := itoa(1 - d.bad)
+		cases = append(cases, file{name: d.name, b: metaFile(ps, 4, m[0], m[1]),
+			says: "meta page " + itoa(d.bad) + " is damaged (checksum mismatch), so whether it held the latest commit cannot be told; " +
+				"bbolt would silently fall back to meta page " + good + " (txid " + strconv.FormatUint(d.goodTxi, 10) + ")",
+			typ: storage.ErrCorrupt})
 	}
+	// The way out is named, with the pages the right way round.
+	m0, m1 = good(4)
+	m1.badSum = true
+	cases = append(cases, file{name: "the way out", b: metaFile(ps, 4, m0, m1),
+		says: "restore a backup, or if the last write was cut short by a crash accept the commit of meta page 0 with `bbolt surgery copy-page ",
+		typ:  storage.ErrCorrupt})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := writeTemp(t, c.b)
@@ -218,14 +222,15 @@ func TestCheckFileRefuses(t *testing.T) {
 }
 
 // A damaged page 0 leaves no page size to go by: page 1 is looked for one
-// memory page in, where bbolt writes it.
+// memory page in, where bbolt writes it. The file is refused (one page is
+// damaged), with page 1 found and named.
 func TestCheckFileFindsPageOneWithoutPageZero(t *testing.T) {
 	ps := os.Getpagesize()
 	m0, m1 := goodMeta(uint32(ps), 4, 4), goodMeta(uint32(ps), 4, 5)
 	m0.magic = 0
-	m, err := checkFile(writeTemp(t, metaFile(ps, 4, m0, m1)))
-	if err != nil || m.txid != 5 {
-		t.Fatalf("got %+v, %v", m, err)
+	_, err := checkFile(writeTemp(t, metaFile(ps, 4, m0, m1)))
+	if err == nil || !strings.Contains(err.Error(), "meta page 0 is damaged (no bbolt magic number)") || !strings.Contains(err.Error(), "meta page 1 (txid 5)") {
+		t.Fatalf("got %v", err)
 	}
 }
 

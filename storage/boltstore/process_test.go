@@ -50,6 +50,8 @@ func runRole(role, path, id string) error {
 		return holdBolt(path)
 	case "damage-probe":
 		return damageProbe(path, strings.Split(id, ","))
+	case "meta-flips":
+		return metaFlipper(path, strings.Split(id, ","), os.Getenv("RETRACE_TEST_FLIPS"), os.Getenv("RETRACE_TEST_WORK"))
 	case "small-disk-create":
 		return smallDiskCreate(path)
 	}

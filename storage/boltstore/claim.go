@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"retrace/storage"
 )
@@ -35,7 +36,7 @@ func (s *Store) autoClaim(ctx context.Context, id string) error {
 	if err := os.MkdirAll(s.locks, 0o700); err != nil {
 		return fmt.Errorf("cannot claim session %s: %w", id, err)
 	}
-	f, err := claimFile(s.locks, id)
+	f, err := claimFile(ctx, s.locks, id, s.opts.LockTimeout)
 	if err != nil {
 		return err
 	}
@@ -55,14 +56,25 @@ func (s *Store) Release(id string) error {
 }
 
 // dropClaim releases a claim and removes its lock file: the session is
-// gone.
+// gone. The removal happens under the claim gate, so that no claimer opens
+// the old file, finds it locked and then cannot read its pid, or locks the
+// removed file while another locks a new one. If the gate cannot be had,
+// the lock file stays: a stale one is harmless, as its flock is gone.
 func (s *Store) dropClaim(id string) {
 	s.claimMu.Lock()
 	defer s.claimMu.Unlock()
-	if f, ok := s.claims[id]; ok {
-		delete(s.claims, id)
+	f, ok := s.claims[id]
+	if !ok {
+		return
+	}
+	delete(s.claims, id)
+	gate, err := lockFile(context.Background(), filepath.Join(s.locks, claimGateName), true, s.opts.LockTimeout)
+	if err == nil {
 		os.Remove(claimPath(s.locks, id))
-		f.Close()
+	}
+	f.Close()
+	if gate != nil {
+		gate.Close()
 	}
 }
 
@@ -79,7 +91,7 @@ func (s *Store) Holder(id string) (pid int, held bool) {
 	if ours {
 		return os.Getpid(), false
 	}
-	f, err := claimFile(s.locks, id)
+	f, err := claimFile(context.Background(), s.locks, id, s.opts.LockTimeout)
 	if err != nil {
 		var be *storage.BusyError
 		if errors.As(err, &be) {

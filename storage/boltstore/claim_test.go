@@ -1,11 +1,17 @@
 package boltstore_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -263,5 +269,172 @@ func TestCanceledWriteClaimsNothing(t *testing.T) {
 	}
 	if _, held := other.Holder(id); held {
 		t.Fatal("a canceled write left the session claimed")
+	}
+}
+
+// Many processes claim one session at once, each from several stores of
+// its own: exactly one store wins, and every other is refused with a
+// BusyError naming the winner's pid. The holder takes the lock and then
+// writes its pid; a refusal that read the lock file in between named no
+// pid, or the pid of whoever held the session before.
+func TestEveryBusyRefusalNamesTheWinner(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "retrace.db")
+	id := newSessions(t, path, 1)[0] // its lock file names this process
+	const procs, perProc = 25, 4
+	type racer struct {
+		cmd   *exec.Cmd
+		stdin io.WriteCloser
+		out   *bufio.Reader
+	}
+	racers := make([]racer, procs)
+	for i := range racers {
+		cmd := helperCmd(t, "claim-racer", path, id, fmt.Sprint("RETRACE_TEST_N=", perProc))
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		racers[i] = racer{cmd, stdin, bufio.NewReader(stdout)}
+	}
+	line := func(r racer) string {
+		t.Helper()
+		var s string
+		_, err := within(t, time.Minute, func() (err error) { s, err = r.out.ReadString('\n'); return err })
+		if err != nil {
+			t.Fatalf("claimer %d: %v", r.cmd.Process.Pid, err)
+		}
+		return strings.TrimSpace(s)
+	}
+	// Every claimer has its stores open before any claims.
+	for _, r := range racers {
+		if s := line(r); s != "ready" {
+			t.Fatalf("claimer %d said %q", r.cmd.Process.Pid, s)
+		}
+	}
+	for _, r := range racers {
+		fmt.Fprintln(r.stdin, "go")
+	}
+	winner, busy := 0, map[int]int{} // pid named -> refusals
+	for _, r := range racers {
+		for range perProc {
+			what, pid, _ := strings.Cut(line(r), " ")
+			switch what {
+			case "claimed":
+				if winner != 0 {
+					t.Fatalf("two winners: pids %d and %s", winner, pid)
+				}
+				winner, _ = strconv.Atoi(pid)
+				if winner != r.cmd.Process.Pid {
+					t.Fatalf("claimer %d won as pid %d", r.cmd.Process.Pid, winner)
+				}
+			case "busy":
+				n, _ := strconv.Atoi(pid)
+				busy[n]++
+			default:
+				t.Fatalf("claimer %d: %s %s", r.cmd.Process.Pid, what, pid)
+			}
+		}
+	}
+	if winner == 0 {
+		t.Fatal("no claimer won")
+	}
+	if busy[winner] != procs*perProc-1 {
+		t.Fatalf("of %d refusals, %d named the winner (pid %d); the others named %v (0: no pid)", procs*perProc-1, busy[winner], winner, busy)
+	}
+	t.Logf("%d claimers in %d processes: one won (pid %d), all %d refusals named it", procs*perProc, procs, winner, busy[winner])
+	for _, r := range racers {
+		r.stdin.Close()
+		if err := r.cmd.Wait(); err != nil {
+			t.Fatalf("claimer %d: %v", r.cmd.Process.Pid, err)
+		}
+	}
+}
+
+// claimRacer is a claimer process (RETRACE_TEST_ROLE=claim-racer): it
+// opens n stores on the file, says "ready", waits for "go", has every
+// store claim the session at once, and prints one line per store:
+// "claimed PID" with its own pid, or "busy PID" with the pid the refusal
+// named (0 for none), once its message names it too. It holds its claims
+// until stdin closes.
+func claimRacer(path, id string, n int) error {
+	ctx := context.Background()
+	stores := make([]*boltstore.Store, n)
+	for i := range stores {
+		st, err := boltstore.Open(path, boltstore.Options{LockTimeout: time.Minute})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		stores[i] = st
+	}
+	fmt.Println("ready")
+	in := bufio.NewReader(os.Stdin)
+	if _, err := in.ReadString('\n'); err != nil {
+		return err
+	}
+	results := make([]string, n)
+	var wg sync.WaitGroup
+	for i, st := range stores {
+		wg.Go(func() {
+			err := st.Claim(ctx, id)
+			var be *storage.BusyError
+			switch {
+			case err == nil:
+				results[i] = fmt.Sprint("claimed ", os.Getpid())
+			case errors.As(err, &be) && (be.PID == 0 || strings.Contains(err.Error(), fmt.Sprintf("(pid %d)", be.PID))):
+				results[i] = fmt.Sprint("busy ", be.PID)
+			default:
+				results[i] = "error " + strings.ReplaceAll(err.Error(), "\n", " ")
+			}
+		})
+	}
+	wg.Wait()
+	for _, r := range results {
+		fmt.Println(r)
+	}
+	_, _ = io.Copy(io.Discard, in)
+	return nil
+}
+
+// The claim gate is held for microseconds, but a claimer stopped while
+// holding it must not make every other claim wait forever: claims give up
+// after the lock timeout with storage.ErrLocked naming the lock, reads go
+// on, and once the holder dies claims go through.
+func TestAStuckClaimGateGivesUp(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "retrace.db")
+	id := newSessions(t, path, 1)[0]
+	st, err := boltstore.Open(path, boltstore.Options{LockTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	holder := startHolder(t, helperCmd(t, "flock-holder", path, "", "RETRACE_TEST_LOCKFILE="+filepath.Join(path+".locks", "claims")), "locked")
+	for name, fn := range map[string]func() error{
+		"claim":    func() error { return st.Claim(ctx, id) },
+		"set head": func() error { return st.SetHead(ctx, id, 0) },
+	} {
+		_, err := within(t, 10*time.Second, fn)
+		if !errors.Is(err, storage.ErrLocked) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), id) {
+			t.Fatalf("%s while the claim gate is held: want storage.ErrLocked naming %s and session %s, got %v", name, path, id, err)
+		}
+	}
+	if _, err := st.Head(ctx, id); err != nil {
+		t.Fatalf("a read while the claim gate is held: %v", err)
+	}
+	if err := holder.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = holder.Wait()
+	if err := st.Claim(ctx, id); err != nil {
+		t.Fatalf("claim once the gate's holder died: %v", err)
 	}
 }

@@ -16,7 +16,8 @@ import (
 
 // Locks live in a directory beside the database (retrace.db.locks/): one
 // file, "db", guards the database file itself, and one file per session
-// records which process writes that session. All are flock(2) locks: the
+// records which process writes that session ("claims" makes taking one
+// and naming its holder a single step; see claimGateName). All are flock(2) locks: the
 // kernel drops them the moment their holder exits, however it exits, so a
 // crash never leaves a stale lock behind and no one has to guess whether a
 // pid is still alive.
@@ -91,10 +92,28 @@ func flock(f *os.File, how int) error {
 	}
 }
 
+// claimGateName is the lock that makes taking a session's claim and
+// recording the holder's pid in it one step to everyone else who looks.
+//
+// Without it there is a window: a claimer holds the session's flock but has
+// not yet written its pid (or has truncated the file to write it), and a
+// second claimer refused in that moment reads no pid, or the pid of the
+// session's previous holder. Claimers, Holder and dropClaim therefore take
+// the gate around their open, flock, pid write or read, and removal of the
+// lock file. It is held for microseconds and never across a transaction,
+// so it is separate from the database's own gate.
+const claimGateName = "claims"
+
 // claimFile takes the session's writer lock without waiting and records
 // this process's pid in it. When another process holds it, the error is a
-// *storage.BusyError with that process's pid.
-func claimFile(dir, id string) (*os.File, error) {
+// *storage.BusyError with that process's pid. It waits at most timeout for
+// the claim gate.
+func claimFile(ctx context.Context, dir, id string, timeout time.Duration) (*os.File, error) {
+	gate, err := lockFile(ctx, filepath.Join(dir, claimGateName), true, timeout)
+	if err != nil {
+		return nil, fmt.Errorf("claim session %s: %w", id, err)
+	}
+	defer gate.Close()
 	path := claimPath(dir, id)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -107,14 +126,22 @@ func claimFile(dir, id string) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("claim session %s: %w", id, err)
 	}
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	// A claim whose holder cannot be named would be refused to others
+	// without a pid: it is given up rather than kept.
+	err = f.Truncate(0)
+	if err == nil {
+		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("claim session %s: cannot record this process in %s: %w", id, path, err)
 	}
 	return f, nil
 }
 
 // holderPID reads the pid a claim's holder wrote; 0 if it cannot be told
-// (the holder may not have written it yet).
+// (a holder that does not take the claim gate, such as an older retrace,
+// may not have written it yet).
 func holderPID(path string) int {
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -50,6 +50,9 @@ func runRole(role, path, id string) error {
 		return holdBolt(path)
 	case "damage-probe":
 		return damageProbe(path, strings.Split(id, ","))
+	case "claim-racer":
+		n, _ := strconv.Atoi(os.Getenv("RETRACE_TEST_N"))
+		return claimRacer(path, id, n)
 	case "meta-flips":
 		return metaFlipper(path, strings.Split(id, ","), os.Getenv("RETRACE_TEST_FLIPS"), os.Getenv("RETRACE_TEST_WORK"))
 	case "small-disk-create":

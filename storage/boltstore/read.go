@@ -13,9 +13,13 @@ import (
 
 // session returns a session's bucket and its info record.
 func (s *Store) session(tx *bolt.Tx, id string) (*bolt.Bucket, infoRecord, error) {
+	sessions, err := s.sessionsOf(tx)
+	if err != nil {
+		return nil, infoRecord{}, err
+	}
 	var b *bolt.Bucket
 	if validID.MatchString(id) {
-		b = tx.Bucket(sessionsBucket).Bucket([]byte(id))
+		b = sessions.Bucket([]byte(id))
 	}
 	if b == nil {
 		return nil, infoRecord{}, &storage.NotFoundError{ID: id, Where: s.path}
@@ -54,8 +58,12 @@ func putInfo(b *bolt.Bucket, rec infoRecord) error {
 
 // allSessions reads the info of every session whose id starts with prefix.
 func (s *Store) allSessions(tx *bolt.Tx, prefix []byte) ([]storage.SessionInfo, error) {
+	sessions, err := s.sessionsOf(tx)
+	if err != nil {
+		return nil, err
+	}
 	var list []storage.SessionInfo
-	c := tx.Bucket(sessionsBucket).Cursor()
+	c := sessions.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		if v != nil {
 			continue // not a bucket: nothing of ours

@@ -56,10 +56,14 @@ func Recover(ctx context.Context, src, dst string) (Recovered, error) {
 	defer from.Close()
 	var sessions []salvaged
 	err = from.view(ctx, func(tx *bolt.Tx) error {
-		c := tx.Bucket(sessionsBucket).Cursor()
+		b, err := from.sessionsOf(tx)
+		if err != nil {
+			return err
+		}
+		c := b.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if v == nil {
-				sessions = append(sessions, salvage(tx.Bucket(sessionsBucket).Bucket(k), string(k)))
+				sessions = append(sessions, salvage(b.Bucket(k), string(k)))
 			}
 		}
 		return nil
@@ -144,6 +148,10 @@ func write(ctx context.Context, dst string, sessions []salvaged) (Recovered, err
 	defer to.Close()
 	var r Recovered
 	err = to.update(ctx, func(tx *bolt.Tx) error {
+		into, err := to.sessionsOf(tx)
+		if err != nil {
+			return err
+		}
 		for _, s := range sessions {
 			if len(s.loss.Lost) > 0 || s.loss.Whole || s.loss.Reason != "" {
 				r.Lost = append(r.Lost, s.loss)
@@ -151,7 +159,7 @@ func write(ctx context.Context, dst string, sessions []salvaged) (Recovered, err
 			if s.loss.Whole {
 				continue
 			}
-			b, err := tx.Bucket(sessionsBucket).CreateBucket([]byte(s.id))
+			b, err := into.CreateBucket([]byte(s.id))
 			if err != nil {
 				return err
 			}

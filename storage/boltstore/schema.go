@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"sort"
@@ -51,14 +52,22 @@ func readSchema(tx *bolt.Tx, path string) (int, error) {
 	mb := tx.Bucket(metaBucket)
 	if mb == nil {
 		var names []string
+		ours := false
 		_ = tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
 			names = append(names, fmt.Sprintf("%q", name))
+			ours = ours || bytes.Equal(name, sessionsBucket)
 			return nil
 		})
 		if len(names) == 0 {
 			return 0, nil
 		}
 		sort.Strings(names)
+		if ours {
+			// Retrace's sessions without the schema record: the record is
+			// what tells retrace's files from others', so this may be a
+			// damaged one of ours or another program's.
+			return 0, fmt.Errorf("%s: %w: bucket %q is missing (buckets %s)", path, storage.ErrNotDatabase, metaBucket, strings.Join(names, ", "))
+		}
 		return 0, fmt.Errorf("%s: %w: it is a bbolt file of another program (buckets %s)", path, storage.ErrNotDatabase, strings.Join(names, ", "))
 	}
 	v := mb.Get(schemaKey)
@@ -66,6 +75,42 @@ func readSchema(tx *bolt.Tx, path string) (int, error) {
 		return 0, &storage.CorruptError{Path: path, Reason: "the schema version is missing"}
 	}
 	return int(binary.BigEndian.Uint32(v)), nil
+}
+
+func tooNew(path string, schema int) error {
+	return fmt.Errorf("%s: %w (schema %d; this retrace reads up to %d): upgrade retrace", path, storage.ErrTooNew, schema, schemaVersion)
+}
+
+// checkLayout checks, in every transaction, that the file still has the
+// layout this build reads and writes. A Store reads the schema (and
+// migrates an old one) only on its first operation, but the file is shared
+// and may have changed since: a newer retrace may have migrated it, or
+// another program removed a bucket. A missing bucket is told as what it
+// is, never followed into bbolt's nil pointer.
+func (s *Store) checkLayout(tx *bolt.Tx) error {
+	schema, err := readSchema(tx, s.path)
+	switch {
+	case err != nil:
+		return err
+	case schema > schemaVersion:
+		return tooNew(s.path, schema)
+	case schema < schemaVersion:
+		// Schema 0 is a file with no buckets at all. This Store found or
+		// made retrace's buckets in it before: they are gone.
+		return &storage.CorruptError{Path: s.path, Reason: fmt.Sprintf("bucket %q is missing: the file holds no buckets", metaBucket)}
+	}
+	_, err = s.sessionsOf(tx)
+	return err
+}
+
+// sessionsOf returns the bucket of sessions, or the damage its absence is:
+// the file has retrace's schema record, so it is retrace's, and retrace
+// never removes the bucket.
+func (s *Store) sessionsOf(tx *bolt.Tx) (*bolt.Bucket, error) {
+	if b := tx.Bucket(sessionsBucket); b != nil {
+		return b, nil
+	}
+	return nil, &storage.CorruptError{Path: s.path, Reason: fmt.Sprintf("bucket %q is missing", sessionsBucket)}
 }
 
 // migrate brings tx's file from schema `from` to schemaVersion.

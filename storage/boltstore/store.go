@@ -122,7 +122,10 @@ func (s *Store) Create(ctx context.Context, ns storage.NewSession) (storage.Sess
 		CreatedAt: created.UTC(), UpdatedAt: created.UTC(), Phase: state.Idle}
 	var id string
 	err := s.update(ctx, func(tx *bolt.Tx) error {
-		sessions := tx.Bucket(sessionsBucket)
+		sessions, err := s.sessionsOf(tx)
+		if err != nil {
+			return err
+		}
 		for {
 			id = newID()
 			if sessions.Bucket([]byte(id)) == nil {
@@ -349,10 +352,14 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	err := s.update(ctx, func(tx *bolt.Tx) error {
+		sessions, err := s.sessionsOf(tx)
+		if err != nil {
+			return err
+		}
 		if _, _, err := s.session(tx, id); err != nil {
 			return err
 		}
-		return tx.Bucket(sessionsBucket).DeleteBucket([]byte(id))
+		return sessions.DeleteBucket([]byte(id))
 	})
 	if err == nil || errors.Is(err, storage.ErrSessionNotFound) {
 		s.dropClaim(id)

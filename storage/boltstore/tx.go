@@ -28,9 +28,21 @@ var errClosed = errors.New("store is closed")
 // bbolt CLI, say) has the file open.
 const boltTimeout = time.Second
 
-// view runs fn in a read-only transaction.
+// view runs fn in a read-only transaction, once the file's layout is
+// checked.
 func (s *Store) view(ctx context.Context, fn func(*bolt.Tx) error) error {
-	return s.withFile(ctx, false, func(db *bolt.DB) error { return db.View(fn) })
+	return s.withFile(ctx, false, func(db *bolt.DB) error { return db.View(s.laidOut(fn)) })
+}
+
+// laidOut is fn, run only if the transaction's file has retrace's layout
+// (see checkLayout).
+func (s *Store) laidOut(fn func(*bolt.Tx) error) func(*bolt.Tx) error {
+	return func(tx *bolt.Tx) error {
+		if err := s.checkLayout(tx); err != nil {
+			return err
+		}
+		return fn(tx)
+	}
 }
 
 // viewSession is view for operations on one session: with no database
@@ -46,7 +58,7 @@ func (s *Store) viewSession(ctx context.Context, id string, fn func(*bolt.Tx) er
 // update runs fn in a read-write transaction, committed (and fsynced)
 // before update returns.
 func (s *Store) update(ctx context.Context, fn func(*bolt.Tx) error) error {
-	return s.withFile(ctx, true, func(db *bolt.DB) error { return db.Update(fn) })
+	return s.withFile(ctx, true, func(db *bolt.DB) error { return db.Update(s.laidOut(fn)) })
 }
 
 // withFile opens the database for one operation: lock, check, open, run,
@@ -100,7 +112,7 @@ func (s *Store) withFile(ctx context.Context, write bool, fn func(*bolt.DB) erro
 		// Before the first write, read the whole file once: damage that
 		// no read has come across yet must not be written over.
 		if err := s.open(true, func(db *bolt.DB) error {
-			return db.View(func(tx *bolt.Tx) error { return s.checkAll(tx, false) })
+			return db.View(s.laidOut(func(tx *bolt.Tx) error { return s.checkAll(tx, false) }))
 		}); err != nil && errors.Is(err, storage.ErrCorrupt) {
 			s.damaged = err
 		} else if err != nil {
@@ -210,7 +222,7 @@ func (s *Store) checkSchema() error {
 	}
 	switch {
 	case schema > schemaVersion:
-		return fmt.Errorf("%s: %w (schema %d; this retrace reads up to %d): upgrade retrace", s.path, storage.ErrTooNew, schema, schemaVersion)
+		return tooNew(s.path, schema)
 	case schema < schemaVersion:
 		// A migration writes: check the file first, as before any write.
 		// An old file holds no records of ours to check, but bbolt's

@@ -35,8 +35,12 @@ func (s *Store) checkAll(tx *bolt.Tx, events bool) error {
 	if err := s.checkStructure(tx); err != nil {
 		return err
 	}
+	sessions, err := s.sessionsOf(tx)
+	if err != nil {
+		return err
+	}
 	var problems []error
-	c := tx.Bucket(sessionsBucket).Cursor()
+	c := sessions.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if v != nil {
 			problems = append(problems, &storage.CorruptError{Path: s.path, Reason: fmt.Sprintf("stray key %q among the sessions", k)})

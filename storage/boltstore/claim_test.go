@@ -350,8 +350,12 @@ func TestEveryBusyRefusalNamesTheWinner(t *testing.T) {
 		t.Fatalf("of %d refusals, %d named the winner (pid %d); the others named %v (0: no pid)", procs*perProc-1, busy[winner], winner, busy)
 	}
 	t.Logf("%d claimers in %d processes: one won (pid %d), all %d refusals named it", procs*perProc, procs, winner, busy[winner])
+	// All let go at once: a race-enabled process lingers a second as it
+	// exits.
 	for _, r := range racers {
 		r.stdin.Close()
+	}
+	for _, r := range racers {
 		if err := r.cmd.Wait(); err != nil {
 			t.Fatalf("claimer %d: %v", r.cmd.Process.Pid, err)
 		}

@@ -16,11 +16,11 @@ import (
 
 // Locks live in a directory beside the database (retrace.db.locks/): one
 // file, "db", guards the database file itself, and one file per session
-// records which process writes that session ("claims" makes taking one
-// and naming its holder a single step; see claimGateName). All are flock(2) locks: the
-// kernel drops them the moment their holder exits, however it exits, so a
-// crash never leaves a stale lock behind and no one has to guess whether a
-// pid is still alive.
+// records which process writes that session ("claims" makes taking one and
+// naming its holder a single step; see claimGateName). All are flock(2)
+// locks: the kernel drops them the moment their holder exits, however it
+// exits, so a crash never leaves a stale lock behind and no one has to
+// guess whether a pid is still alive.
 //
 // Why our own "db" lock rather than bbolt's? bbolt locks the database file
 // while it is open and, when that lock is taken, polls every 50 ms. retrace

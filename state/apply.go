@@ -84,7 +84,8 @@ const (
 	ownPlan
 	ownNotes
 	ownLog
-	ownAll = ownHistory | ownPlan | ownNotes | ownLog
+	ownFiles
+	ownAll = ownHistory | ownPlan | ownNotes | ownLog | ownFiles
 )
 
 func (a *applier) apply(ev Event) error {
@@ -112,6 +113,9 @@ func (a *applier) apply(ev Event) error {
 // without changing anything.
 func (a *applier) check(ev Event, to Phase) error {
 	if err := a.checkMessages(ev, to); err != nil {
+		return err
+	}
+	if err := a.checkRestore(ev); err != nil {
 		return err
 	}
 	if ev.Always && ev.Kind != ApprovalGiven {
@@ -260,6 +264,13 @@ func (a *applier) change(ev Event) {
 		a.s.Summary, a.s.SummaryThrough = ev.Text, ev.Through
 	case EndpointSet:
 		a.s.Endpoint = *ev.Endpoint
+	case RestoreStarted:
+		a.s.Restoring = &Restore{From: ev.From, Files: slices.Clone(ev.Files)}
+	case FilesRestored:
+		a.s.Restoring = nil
+	}
+	if ev.Kind == ToolFinished {
+		a.recordFiles(ev.Files)
 	}
 }
 
@@ -425,6 +436,7 @@ func (s State) clone() State {
 	s.Memory.Notes = maps.Clone(s.Memory.Notes)
 	s.Memory.ToolCalls = slices.Clone(s.Memory.ToolCalls)
 	s.Memory.AllowedTools = slices.Clone(s.Memory.AllowedTools)
+	s.Files = maps.Clone(s.Files)
 	return s
 }
 

@@ -24,6 +24,15 @@
 //	every phase but awaiting_approval --summarized--> (same phase)
 //	idle       --resumed------------> reflecting
 //	idle, done, error --endpoint_set--> (same phase)
+//	idle, planning, executing, awaiting_approval, reflecting, done, error
+//	           --restore_started, files_restored--> (same phase)
+//
+// A rollback that puts workspace files back records restore_started before
+// it writes the first file and files_restored after the last, on the
+// version it restored. While a restore is open, files_restored is the only
+// event that may follow; the manifest (State.Files) is the restored
+// version's throughout, since that is what the workspace holds once the
+// restore is over.
 //
 // A session's endpoint (model, base URL, the name of the key's variable)
 // is recorded by the user_message of a task that talks to another model

@@ -33,6 +33,8 @@ const (
 	ToolsDone
 	Resumed
 	EndpointSet
+	RestoreStarted
+	FilesRestored
 )
 
 // EventKinds lists every kind, in the order of the constants.
@@ -40,7 +42,7 @@ var EventKinds = []EventKind{
 	UserMessage, PlanSet, Answered, ToolStarted, ToolFinished, AssistantMessage,
 	NoteSet, StepStatus, ApprovalRequested, ApprovalGiven, ApprovalDenied,
 	StepCompleted, Continue, Replan, Failed, Interrupted, Summarized,
-	ToolsDone, Resumed, EndpointSet,
+	ToolsDone, Resumed, EndpointSet, RestoreStarted, FilesRestored,
 }
 
 var eventNames = [...]string{
@@ -64,6 +66,8 @@ var eventNames = [...]string{
 	ToolsDone:         "tools_done",
 	Resumed:           "resumed",
 	EndpointSet:       "endpoint_set",
+	RestoreStarted:    "restore_started",
+	FilesRestored:     "files_restored",
 }
 
 // String returns the kind's wire name.
@@ -110,7 +114,7 @@ func (k *EventKind) UnmarshalText(b []byte) error {
 //	plan_set           Plan, Goal (optional), Messages (optional); in executing it revises the plan
 //	answered           Messages (ending with the assistant's answer), Usage
 //	tool_started       Tool.ID (a call the assistant requested)
-//	tool_finished      Tool.ID, Tool.Result or Tool.Error, Tool.DurationMS
+//	tool_finished      Tool.ID, Tool.Result or Tool.Error, Tool.DurationMS, Files (what the call changed in the workspace)
 //	note_set           NoteKey, NoteValue (empty deletes the note)
 //	step_status        Step, Status
 //	step_completed     Step (marked done), Messages (optional)
@@ -124,22 +128,31 @@ func (k *EventKind) UnmarshalText(b []byte) error {
 //	tools_done         nothing: every call of the model's reply has its result
 //	resumed            nothing: an interrupted task goes on
 //	endpoint_set       Endpoint: the model and where it is served, for this session's next requests
+//	restore_started    From (the version whose files the workspace held), Files (each path's content there and here): the workspace is being put back
+//	files_restored     Text (what the restore did), Files (the paths it could not restore, optional): the restore is over
 //
 // Every kind may carry Usage, the tokens spent to produce it.
 type Event struct {
-	Kind      EventKind `json:"kind"`
-	At        time.Time `json:"at"`
-	Messages  []Message `json:"messages,omitempty"`
-	Goal      string    `json:"goal,omitempty"`
-	Plan      []Step    `json:"plan,omitempty"`
-	Step      int       `json:"step,omitempty"`
-	Status    StepState `json:"status,omitempty"`
-	Tool      *ToolCall `json:"tool,omitempty"`
-	NoteKey   string    `json:"note_key,omitempty"`
-	NoteValue string    `json:"note_value,omitempty"`
-	Text      string    `json:"text,omitempty"`
-	Through   int       `json:"through,omitempty"`
-	Always    bool      `json:"always,omitempty"`
-	Endpoint  *Endpoint `json:"endpoint,omitempty"`
-	Usage     Usage     `json:"usage,omitzero"`
+	Kind      EventKind    `json:"kind"`
+	At        time.Time    `json:"at"`
+	Messages  []Message    `json:"messages,omitempty"`
+	Goal      string       `json:"goal,omitempty"`
+	Plan      []Step       `json:"plan,omitempty"`
+	Step      int          `json:"step,omitempty"`
+	Status    StepState    `json:"status,omitempty"`
+	Tool      *ToolCall    `json:"tool,omitempty"`
+	NoteKey   string       `json:"note_key,omitempty"`
+	NoteValue string       `json:"note_value,omitempty"`
+	Text      string       `json:"text,omitempty"`
+	Through   int          `json:"through,omitempty"`
+	Always    bool         `json:"always,omitempty"`
+	Endpoint  *Endpoint    `json:"endpoint,omitempty"`
+	Files     []FileChange `json:"files,omitempty"`
+	From      int          `json:"from,omitempty"`
+	Usage     Usage        `json:"usage,omitzero"`
+	// Blobs are the contents Files refer to, on their way to the store,
+	// which keeps those it does not have yet in the checkpoint's
+	// transaction. They are not part of the event: a stored event never
+	// has them.
+	Blobs []Blob `json:"-"`
 }

@@ -15,6 +15,9 @@ func (s State) MarshalJSON() ([]byte, error) {
 	if p.History == nil {
 		p.History = []Message{}
 	}
+	if p.Files == nil {
+		p.Files = map[string]FileEntry{}
+	}
 	return json.Marshal(p)
 }
 
@@ -27,6 +30,9 @@ func (s *State) UnmarshalJSON(b []byte) error {
 	}
 	if len(p.History) == 0 {
 		p.History = nil
+	}
+	if len(p.Files) == 0 {
+		p.Files = nil
 	}
 	*s = State(p)
 	return nil

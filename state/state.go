@@ -38,6 +38,20 @@ type State struct {
 	// Endpoint is the model the session talks to, as its last
 	// endpoint_set recorded it: a resumed session goes on with it.
 	Endpoint Endpoint `json:"endpoint,omitzero"`
+	// Files is the workspace manifest: every path the session touched on
+	// the way to this version, keyed by path, with what it holds here and
+	// what it held before the session first touched it.
+	Files map[string]FileEntry `json:"files"`
+	// Restoring is the restore under way: set by restore_started and
+	// cleared by files_restored. A session found with one open was
+	// stopped in the middle of putting files back.
+	Restoring *Restore `json:"restoring,omitempty"`
+}
+
+// Restore is a restore of the workspace under way.
+type Restore struct {
+	From  int          `json:"from"`
+	Files []FileChange `json:"files"`
 }
 
 // Endpoint names a model and where it is served. It never holds a key:

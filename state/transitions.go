@@ -44,6 +44,9 @@ func buildTransitions() []Transition {
 	move(Reflecting, ToolsDone, Executing)
 	move(Reflecting, Resumed, Idle)
 	stay(EndpointSet, Idle, Done, Error)
+	all := []Phase{Idle, Planning, Executing, AwaitingApproval, Reflecting, Done, Error}
+	stay(RestoreStarted, all...)
+	stay(FilesRestored, all...)
 	return t
 }
 

@@ -51,7 +51,7 @@ var (
 		UserMessage, PlanSet, Answered, ToolStarted, ToolFinished, AssistantMessage,
 		NoteSet, StepStatus, ApprovalRequested, ApprovalGiven, ApprovalDenied,
 		StepCompleted, Continue, Replan, Failed, Interrupted, Summarized,
-		ToolsDone, Resumed, EndpointSet,
+		ToolsDone, Resumed, EndpointSet, RestoreStarted, FilesRestored,
 	}
 	SpecMachine = []Transition{
 		// idle, done, error --user_message--> planning
@@ -107,6 +107,22 @@ var (
 		{Idle, EndpointSet, Idle},
 		{Done, EndpointSet, Done},
 		{Error, EndpointSet, Error},
+		// idle, planning, executing, awaiting_approval, reflecting, done, error
+		//            --restore_started, files_restored--> (same phase)
+		{Idle, RestoreStarted, Idle},
+		{Planning, RestoreStarted, Planning},
+		{Executing, RestoreStarted, Executing},
+		{AwaitingApproval, RestoreStarted, AwaitingApproval},
+		{Reflecting, RestoreStarted, Reflecting},
+		{Done, RestoreStarted, Done},
+		{Error, RestoreStarted, Error},
+		{Idle, FilesRestored, Idle},
+		{Planning, FilesRestored, Planning},
+		{Executing, FilesRestored, Executing},
+		{AwaitingApproval, FilesRestored, AwaitingApproval},
+		{Reflecting, FilesRestored, Reflecting},
+		{Done, FilesRestored, Done},
+		{Error, FilesRestored, Error},
 	}
 )
 
@@ -124,6 +140,7 @@ var (
 		ApprovalDenied: "approval_denied", StepCompleted: "step_completed", Continue: "continue",
 		Replan: "replan", Failed: "failed", Interrupted: "interrupted", Summarized: "summarized",
 		ToolsDone: "tools_done", Resumed: "resumed", EndpointSet: "endpoint_set",
+		RestoreStarted: "restore_started", FilesRestored: "files_restored",
 	}
 )
 
@@ -258,6 +275,13 @@ func fixture(t *testing.T, p Phase, k EventKind) (State, Event) {
 		ev.Text = "they talked about the build"
 	case EndpointSet:
 		ev.Endpoint = &Endpoint{Model: "gpt-test", BaseURL: "http://localhost:11434/v1"}
+	case RestoreStarted:
+		ev.From = 1
+		ev.Files = []FileChange{{Path: "a.go", Before: FileImage{Absent: true}, After: FileImage{Absent: true}}}
+	case FilesRestored:
+		s = must(t, s, Event{Kind: RestoreStarted, From: 1,
+			Files: []FileChange{{Path: "a.go", Before: FileImage{Absent: true}, After: FileImage{Absent: true}}}})
+		ev.Text = "restored 1 file"
 	}
 	return s, ev
 }
@@ -503,7 +527,7 @@ func TestWireNames(t *testing.T) {
 			t.Errorf("Phase(%d) marshalled to %q", uint8(p), b)
 		}
 	}
-	for k, want := range map[EventKind]string{0: "event(0)", 21: "event(21)", 255: "event(255)"} {
+	for k, want := range map[EventKind]string{0: "event(0)", 23: "event(23)", 255: "event(255)"} {
 		if got := k.String(); got != want {
 			t.Errorf("EventKind(%d).String() = %q, want %q", uint8(k), got, want)
 		}

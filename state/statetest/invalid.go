@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"retrace/state"
 )
@@ -25,7 +26,7 @@ type Refusal struct {
 // is refused for that before anything the message itself gets wrong.
 func Invalid(rng *rand.Rand, s state.State) (state.Event, Refusal) {
 	ev := NextEvent(rng, s)
-	if s.Phase != state.AwaitingApproval && rng.IntN(8) == 0 {
+	if s.Restoring == nil && s.Phase != state.AwaitingApproval && rng.IntN(8) == 0 {
 		// Summaries are rare in scripts; their rules need more tries.
 		ev = state.Event{Kind: state.Summarized, At: ev.At, Text: "Summary: so far", Through: s.SummaryThrough}
 	}
@@ -147,6 +148,12 @@ func (sp spoiler) kindSpoilings() []func() (state.Event, Refusal) {
 		add("always outside approval_given", func(e *state.Event) { e.Always = true },
 			"only approval_given can allow a tool for the session")
 	}
+	if s.Restoring != nil {
+		// Only files_restored may follow: any other kind is refused for
+		// that, whatever else it gets wrong.
+		sp.fileSpoilings(add)
+		return out
+	}
 	plan := len(s.Memory.Plan)
 	switch ev.Kind {
 	case state.UserMessage:
@@ -183,6 +190,7 @@ func (sp spoiler) kindSpoilings() []func() (state.Event, Refusal) {
 	case state.Summarized:
 		sp.summarySpoilings(add)
 	}
+	sp.fileSpoilings(add)
 	if open := s.OpenCalls(); len(open) > 0 && s.Phase == state.Executing {
 		for _, c := range s.Memory.ToolCalls {
 			if c.ID == open[0].ID && !c.StartedAt.IsZero() {
@@ -197,6 +205,59 @@ func (sp spoiler) kindSpoilings() []func() (state.Event, Refusal) {
 		}
 	}
 	return out
+}
+
+// fileSpoilings break the rules of workspace file changes and of a
+// restore's order.
+func (sp spoiler) fileSpoilings(add func(string, func(*state.Event), string, ...any)) {
+	ev, s := sp.ev, sp.s
+	good := state.FileImage{Blob: "sha256:" + strings.Repeat("ab", 32), Size: 3, Mode: 0o644}
+	change := func(p string, before, after state.FileImage) []state.FileChange {
+		return []state.FileChange{{Path: p, Before: before, After: after}}
+	}
+	if s.Restoring != nil {
+		add("a restore started inside another", func(e *state.Event) {
+			*e = state.Event{Kind: state.RestoreStarted, At: e.At, From: 1, Files: change("a.go", good, good)}
+		}, "a restore of the workspace is under way; only files_restored may follow")
+		return
+	}
+	add("files_restored with no restore open", func(e *state.Event) {
+		*e = state.Event{Kind: state.FilesRestored, At: e.At, Text: "restored"}
+	}, "no restore of the workspace is under way")
+	if ev.Kind != state.RestoreStarted {
+		add("from on an event that restores nothing", func(e *state.Event) { e.From = 3 },
+			"only restore_started names the version it restores from")
+	}
+	switch ev.Kind {
+	case state.RestoreStarted:
+		add("a restore of no file", func(e *state.Event) { e.Files = nil }, "names no file to restore")
+		add("a restore from before the first version", func(e *state.Event) { e.From = -1 }, "restores from version -1")
+	case state.ToolFinished:
+	default:
+		add("files on an event that changes none", func(e *state.Event) { e.Files = change("a.go", good, good) },
+			"only tool_finished and restores change workspace files")
+		return
+	}
+	bad := []struct {
+		rule, path string
+		before     state.FileImage
+		reason     string
+	}{
+		{"a path out of the workspace", "../etc/passwd", good, `file path "../etc/passwd" is not a clean path inside the workspace`},
+		{"an absolute path", "/etc/passwd", good, `file path "/etc/passwd" is not a clean path inside the workspace`},
+		{"an unclean path", "src/../a.go", good, `file path "src/../a.go" is not a clean path inside the workspace`},
+		{"an absent file with content", "a.go", state.FileImage{Absent: true, Blob: good.Blob}, "file a.go before: an absent file has no content"},
+		{"a digest that is not sha256", "a.go", state.FileImage{Blob: "md5:00", Size: 1}, `file a.go before: blob "md5:00" is not a sha256 digest`},
+		{"a file with no content and no reason", "a.go", state.FileImage{Size: 1}, "file a.go before: a file needs its content's digest, or why it was not kept"},
+		{"kept and not kept", "a.go", state.FileImage{Blob: good.Blob, Untracked: "ignored"}, "file a.go before: content is kept or it is not"},
+		{"a mode beyond permissions", "a.go", state.FileImage{Blob: good.Blob, Mode: 0o40755}, "file a.go before: mode 040755 has more than permission bits"},
+	}
+	for _, b := range bad {
+		add(b.rule, func(e *state.Event) { e.Files = change(b.path, b.before, good) }, "%s", b.reason)
+	}
+	add("a path listed twice", func(e *state.Event) {
+		e.Files = append(change("a.go", good, good), change("a.go", good, good)...)
+	}, "file a.go is listed twice")
 }
 
 func (sp spoiler) summarySpoilings(add func(string, func(*state.Event), string, ...any)) {

@@ -4,6 +4,8 @@
 package statetest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -52,6 +54,12 @@ type gen struct {
 func (g gen) chance(percent int) bool { return g.rng.IntN(100) < percent }
 
 func (g gen) pick() state.Event {
+	if r := g.s.Restoring; r != nil {
+		return state.Event{Kind: state.FilesRestored, Text: fmt.Sprintf("restored %d files", len(r.Files))}
+	}
+	if g.chance(2) {
+		return state.Event{Kind: state.RestoreStarted, From: g.rng.IntN(20), Files: g.files()}
+	}
 	if g.s.Phase.Active() && g.chance(3) {
 		if g.chance(50) {
 			return state.Event{Kind: state.Failed, Text: "the model endpoint answered 503 four times"}
@@ -102,6 +110,9 @@ func (g gen) executing() state.Event {
 				ev.Tool.Error = "exit status 1"
 			} else {
 				ev.Tool.Result = g.text(30)
+			}
+			if g.chance(30) {
+				ev.Files = g.files()
 			}
 			return ev
 		case logged && entry.Approval == state.Approved, g.chance(70):
@@ -204,6 +215,34 @@ func (g gen) logEntry(id string) (state.ToolCall, bool) {
 var words = strings.Fields(`the file main.go reads a config and opens the store then
 	résumé naïve ✓ 数据 checks every version of plan step tool result error
 	quickly branch fork head rollback emoji 🙂 line	tab "quoted" back\slash`)
+
+// files makes one to three changes to distinct paths, some of them to
+// paths the session touched before, so manifests both grow and change.
+func (g gen) files() []state.FileChange {
+	var out []state.FileChange
+	seen := map[string]bool{}
+	for range 1 + g.rng.IntN(3) {
+		p := "src/" + g.word() + ".go"
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		out = append(out, state.FileChange{Path: p, Before: g.image(), After: g.image()})
+	}
+	return out
+}
+
+func (g gen) image() state.FileImage {
+	switch r := g.rng.IntN(10); {
+	case r < 2:
+		return state.FileImage{Absent: true}
+	case r < 3:
+		return state.FileImage{Size: 11 << 20, Mode: 0o644, Untracked: "larger than the 10 MiB cap"}
+	default:
+		sum := sha256.Sum256([]byte(g.text(3)))
+		return state.FileImage{Blob: "sha256:" + hex.EncodeToString(sum[:]), Size: int64(g.rng.IntN(5000)), Mode: 0o644}
+	}
+}
 
 func (g gen) word() string { return words[g.rng.IntN(len(words))] }
 

@@ -31,7 +31,8 @@ import (
 // RETRACE_UPDATE_TESTDATA=1 writes the files again. Do that for schema 1
 // only while schema 1 is the current schema; once a newer one exists, the
 // old files are the record of what old builds wrote, and only the golden
-// file may be rewritten (when the JSON of a state changes on purpose).
+// file may be rewritten (when the JSON of a state changes on purpose):
+// RETRACE_UPDATE_GOLDEN=1 writes what this build reads schema1.db as.
 
 const updateEnv = "RETRACE_UPDATE_TESTDATA"
 
@@ -81,6 +82,16 @@ func TestSchemaCorpus(t *testing.T) {
 		}
 		defer st.Close()
 		got := readCorpus(t, st)
+		if os.Getenv("RETRACE_UPDATE_GOLDEN") != "" {
+			js, err := json.MarshalIndent(got, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join("testdata", "schema1.golden.json"), append(js, '\n'), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want = got
+		}
 		for _, c := range []struct {
 			what      string
 			got, want any

@@ -41,10 +41,14 @@ func (c *Cursor) Commit(ctx context.Context, ev state.Event) (state.State, error
 	if ev.At.IsZero() {
 		ev.At = time.Now()
 	}
+	blobs := ev.Blobs
 	ev, err := state.Canonical(ev)
 	if err != nil {
 		return c.s, err
 	}
+	// Canonical is the event as stored, and a stored event has no blobs:
+	// they travel beside it, to be kept in the checkpoint's transaction.
+	ev.Blobs = blobs
 	if err := c.b.Check(ev); err != nil {
 		return c.s, err
 	}

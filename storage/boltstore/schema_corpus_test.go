@@ -172,7 +172,7 @@ func resumeCorpus(t *testing.T, st *boltstore.Store, path, id string) {
 
 	content := []byte("written after migrating session " + id + "\n")
 	changed := state.FileImage{Blob: storage.Digest(content), Size: int64(len(content)), Mode: 0o644}
-	events := toolCall(next.Phase, "call_resumed", state.FileChange{Path: "resumed.txt", Before: state.FileImage{Absent: true}, After: changed})
+	events := boltstore.FileChangeEvents(next.Phase, "call_resumed", state.FileChange{Path: "resumed.txt", Before: state.FileImage{Absent: true}, After: changed})
 	events[len(events)-1].Blobs = []state.Blob{{Digest: changed.Blob, Data: content}}
 	for _, ev := range events {
 		if next, err = cur.Commit(ctx, ev); err != nil {
@@ -188,27 +188,6 @@ func resumeCorpus(t *testing.T, st *boltstore.Store, path, id string) {
 	if err := boltstore.Verify(ctx, path); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// toolCall is the events of one tool call that changes files, from a
-// session in phase: a user message and a plan first unless it is
-// executing, then the call requested, started and finished.
-func toolCall(phase state.Phase, call string, files ...state.FileChange) []state.Event {
-	var evs []state.Event
-	switch phase {
-	case state.Executing:
-	case state.Planning:
-		evs = append(evs, state.Event{Kind: state.PlanSet, Plan: []state.Step{{Text: "edit the files"}}})
-	default:
-		evs = append(evs,
-			state.Event{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: "edit the files"}}},
-			state.Event{Kind: state.PlanSet, Plan: []state.Step{{Text: "edit the files"}}})
-	}
-	return append(evs,
-		state.Event{Kind: state.AssistantMessage, Messages: []state.Message{{Role: state.RoleAssistant,
-			ToolCalls: []state.ToolRequest{{ID: call, Name: "write_file", Arguments: `{"path":"` + files[0].Path + `"}`}}}}},
-		state.Event{Kind: state.ToolStarted, Tool: &state.ToolCall{ID: call}},
-		state.Event{Kind: state.ToolFinished, Tool: &state.ToolCall{ID: call, Result: "written", DurationMS: 3}, Files: files})
 }
 
 // readCorpus reads everything a golden file records.
@@ -367,16 +346,16 @@ func fileEvents() []state.Event {
 	absent := state.FileImage{Absent: true}
 	logo := state.FileImage{Size: 11 << 20, Mode: 0o644, Untracked: "larger than the 10 MiB cap"}
 
-	first := toolCall(state.Idle, "call_1", state.FileChange{Path: "main.go", Before: mainV1, After: mainV2})
+	first := boltstore.FileChangeEvents(state.Idle, "call_1", state.FileChange{Path: "main.go", Before: mainV1, After: mainV2})
 	first[0].Messages[0].Content = "rename run to start"
 	first[len(first)-1].Blobs = []state.Blob{mainV1Blob, mainV2Blob}
-	second := toolCall(state.Executing, "call_2",
+	second := boltstore.FileChangeEvents(state.Executing, "call_2",
 		state.FileChange{Path: "README.md", Before: absent, After: readme},
 		state.FileChange{Path: "logo.png", Before: absent, After: logo})
 	second[len(second)-1].Blobs = []state.Blob{readmeBlob}
 	// The fork changes main.go again: its before is content the first
 	// branch kept, so it travels no more.
-	fork := toolCall(state.Executing, "call_3", state.FileChange{Path: "main.go", Before: mainV2, After: mainV3})
+	fork := boltstore.FileChangeEvents(state.Executing, "call_3", state.FileChange{Path: "main.go", Before: mainV2, After: mainV3})
 	fork[len(fork)-1].Blobs = []state.Blob{mainV3Blob}
 
 	done := []state.Event{

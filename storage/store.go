@@ -31,7 +31,8 @@ type Store interface {
 	// Blob returns the file content with the given digest, checked against
 	// the digest on every read: a mismatch is a *CorruptError naming the
 	// digest, never the content. ErrBlobNotFound when the store holds no
-	// such content.
+	// such content; ErrInvalid when digest is not "sha256:" and 64
+	// lowercase hex digits.
 	//
 	// Contents are addressed by their digest alone and shared by every
 	// version and session that refers to them, so deleting a session

@@ -118,6 +118,12 @@ func decodeBlob(b []byte) ([]byte, error) {
 		}
 		return append(make([]byte, 0, size), body...), nil
 	case codecZstd:
+		// A zstd block holds at most 128 KiB and takes at least a few
+		// bytes, so no data expands by more than 128 KiB a byte: a length
+		// past that is damage, and must not size the allocation below.
+		if size > uint64(len(body))<<17 {
+			return nil, fmt.Errorf("declares %d bytes, more than %d compressed bytes can hold", size, len(body))
+		}
 		out, err := zstdDecoder().DecodeAll(body, make([]byte, 0, size))
 		if err != nil {
 			return nil, fmt.Errorf("decompress: %w", err)

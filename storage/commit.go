@@ -36,7 +36,8 @@ func (c *Cursor) State() state.State { return c.s }
 // state and nothing was kept. It returns the new state, its version set.
 //
 // A zero ev.At is set to now. The event is made canonical first, so the
-// state Commit returns is exactly the state the store gives back later.
+// state Commit returns is exactly the state the store gives back later;
+// the file contents it carries (ev.Blobs) go to the store with it.
 func (c *Cursor) Commit(ctx context.Context, ev state.Event) (state.State, error) {
 	if ev.At.IsZero() {
 		ev.At = time.Now()
@@ -46,8 +47,8 @@ func (c *Cursor) Commit(ctx context.Context, ev state.Event) (state.State, error
 	if err != nil {
 		return c.s, err
 	}
-	// Canonical is the event as stored, and a stored event has no blobs:
-	// they travel beside it, to be kept in the checkpoint's transaction.
+	// Canonical is the event as stored, which has no contents: they travel
+	// beside it to the store, to be kept in the checkpoint's transaction.
 	ev.Blobs = blobs
 	if err := c.b.Check(ev); err != nil {
 		return c.s, err

@@ -17,6 +17,18 @@
 // stored once, in the event that added it, so a checkpoint costs the same at
 // the ten-thousandth message as at the first.
 //
+// # File contents
+//
+// Events that change workspace files name the contents by digest
+// (state.FileImage.Blob) and carry them to the store in state.Event.Blobs.
+// The store keeps each content once, however many versions and sessions
+// refer to it, in the transaction of the first checkpoint that needs it,
+// and checks it against its digest on the way in and on every read (Blob).
+// A checkpoint never refers to a content the store does not hold. Deleting
+// a session leaves its contents, which another session may share; taking
+// back the space of contents nothing refers to is a garbage collection the
+// store does not do yet.
+//
 // # Writers
 //
 // One process at a time writes a session. The first write claims it (Claim

@@ -27,6 +27,11 @@ var (
 	ErrTooNew = errors.New("database written by a newer retrace")
 	// ErrLocked: the database file stayed locked by another process.
 	ErrLocked = errors.New("database locked")
+	// ErrBlobNotFound: the store holds no file content with that digest.
+	ErrBlobNotFound = errors.New("file content not found")
+	// ErrInvalid: what was handed to the store breaks its rules (file
+	// content that does not match its digest, say); nothing was kept.
+	ErrInvalid = errors.New("invalid data")
 )
 
 // AmbiguousError lists the sessions a prefix matches.
@@ -95,11 +100,12 @@ func (e *BusyError) Error() string {
 func (e *BusyError) Unwrap() error { return ErrBusy }
 
 // CorruptError names damaged data: the file, and where known the session
-// and version.
+// and version, or the file content (blob) by its digest.
 type CorruptError struct {
 	Path    string
 	Session string
 	Version int // 0 with a Session: the session's own record
+	Blob    string
 	Reason  string
 }
 
@@ -110,6 +116,9 @@ func (e *CorruptError) Error() string {
 		if e.Version > 0 {
 			where += fmt.Sprintf(" version %d", e.Version)
 		}
+	}
+	if e.Blob != "" {
+		where += ": file content " + e.Blob
 	}
 	return fmt.Sprintf("%s: damaged: %s", where, e.Reason)
 }

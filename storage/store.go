@@ -18,7 +18,28 @@ type Store interface {
 	// session's head, and moves the head to it. When Append returns nil the
 	// checkpoint is durable. A parent other than the head is an
 	// *ConflictError: someone else moved the session on.
+	//
+	// The file contents ev.Files refer to travel in ev.Blobs. Append keeps
+	// those the store does not hold yet in the checkpoint's own
+	// transaction, so a checkpoint is never durable without the contents
+	// it refers to, and a refused Append keeps no content either. A blob
+	// whose data does not hash to its digest is refused (ErrInvalid), and
+	// so is an event that refers to a digest it neither carries nor the
+	// store holds (ErrBlobNotFound): a checkpoint never refers to content
+	// nobody kept. The stored event never includes Blobs.
 	Append(ctx context.Context, id string, parent int, ev state.Event) (Checkpoint, error)
+	// Blob returns the file content with the given digest, checked against
+	// the digest on every read: a mismatch is a *CorruptError naming the
+	// digest, never the content. ErrBlobNotFound when the store holds no
+	// such content; ErrInvalid when digest is not "sha256:" and 64
+	// lowercase hex digits.
+	//
+	// Contents are addressed by their digest alone and shared by every
+	// version and session that refers to them, so deleting a session
+	// leaves them in place: another session may share them. Taking back
+	// the space of contents nothing refers to any more is garbage
+	// collection, which the store does not do yet.
+	Blob(ctx context.Context, digest string) ([]byte, error)
 	// Head returns the state at the session's head.
 	Head(ctx context.Context, id string) (state.State, error)
 	// At returns the state at any version, 0 being the empty session.
@@ -39,9 +60,11 @@ type Store interface {
 	Resolve(ctx context.Context, prefix string) (string, error)
 	// Rename sets a session's title.
 	Rename(ctx context.Context, id, title string) error
-	// Delete removes a session and all its versions.
+	// Delete removes a session and all its versions. The file contents
+	// its versions refer to stay (see Blob).
 	Delete(ctx context.Context, id string) error
-	// Export returns a session with every checkpoint and its event.
+	// Export returns a session with every checkpoint and its event, and
+	// every file content those events refer to.
 	Export(ctx context.Context, id string) (Export, error)
 	// Claim makes this store the session's only writer until Release or
 	// Close. It is a *BusyError when another store holds the session.
@@ -92,6 +115,9 @@ type Record struct {
 type Export struct {
 	Session     SessionInfo `json:"session"`
 	Checkpoints []Record    `json:"checkpoints"`
+	// Blobs holds every file content the checkpoints' events refer to, by
+	// digest (base64 in JSON), so an export restores files on its own.
+	Blobs map[string][]byte `json:"blobs,omitempty"`
 }
 
 // SortSessions orders sessions the way Sessions returns them: the most

@@ -2,9 +2,12 @@ package boltstore_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 
+	"retrace/state"
+	"retrace/state/statetest"
 	"retrace/storage"
 	"retrace/storage/boltstore"
 	"retrace/storage/storetest"
@@ -32,4 +35,10 @@ func openStore(t *testing.T, path string) storage.Store {
 		}
 	})
 	return st
+}
+
+// scripted is the script's next event in s, its files given contents the
+// store can check (statetest names digests of text it does not keep).
+func scripted(rng *rand.Rand, s state.State) state.Event {
+	return storetest.WithContents(statetest.NextEvent(rng, s))
 }

@@ -52,11 +52,22 @@ func crashRollback(seed uint64, n int) (int, bool) {
 }
 
 // crashEvent is the event version v keeps, under parent p whose phase is
-// given: the next turn of a chat, whose text names the seed, the version
-// and the parent. One in 25 is longer than a page, so values spill onto
-// overflow pages.
-func crashEvent(seed uint64, v, p int, phase state.Phase) state.Event {
+// given, and whether a restore of the workspace is open there: the next
+// turn of a chat, whose text names the seed, the version and the parent.
+// One in 25 is longer than a page, so values spill onto overflow pages.
+// One in six starts a restore of files instead, carrying their contents
+// (see crashFiles), so a checkpoint is durable with its contents or not
+// at all; the restore is closed by the next version.
+func crashEvent(seed uint64, v, p int, phase state.Phase, restoring bool) state.Event {
 	rng := rand.New(rand.NewPCG(seed, uint64(v)<<1|1))
+	at := statetest.Epoch.Add(time.Duration(v) * time.Second)
+	if restoring {
+		return state.Event{Kind: state.FilesRestored, At: at, Text: fmt.Sprintf("restored at v%d", v)}
+	}
+	if rng.IntN(6) == 0 {
+		files, blobs := crashFiles(seed, rng)
+		return state.Event{Kind: state.RestoreStarted, At: at, From: p, Files: files, Blobs: blobs}
+	}
 	size := rng.IntN(120)
 	if rng.IntN(25) == 0 {
 		size = 4096 + rng.IntN(1024)
@@ -67,7 +78,7 @@ func crashEvent(seed uint64, v, p int, phase state.Phase) state.Event {
 		b.WriteByte(' ')
 		b.WriteString(crashWords[rng.IntN(len(crashWords))])
 	}
-	ev := state.Event{Kind: state.UserMessage, At: statetest.Epoch.Add(time.Duration(v) * time.Second)}
+	ev := state.Event{Kind: state.UserMessage, At: at}
 	role := state.RoleUser
 	if phase == state.Planning {
 		ev.Kind, role = state.Answered, state.RoleAssistant
@@ -75,6 +86,38 @@ func crashEvent(seed uint64, v, p int, phase state.Phase) state.Event {
 	}
 	ev.Messages = []state.Message{{Role: role, Content: b.String()}}
 	return ev
+}
+
+// crashFiles is one or two file changes and their contents, drawn from a
+// pool of eight per seed, so that versions share contents (the store
+// keeps each once) and one content spans several pages.
+func crashFiles(seed uint64, rng *rand.Rand) ([]state.FileChange, []state.Blob) {
+	var files []state.FileChange
+	var blobs []state.Blob
+	image := func() state.FileImage {
+		data := crashContent(seed, rng.IntN(8))
+		b := state.Blob{Digest: storage.Digest(data), Data: data}
+		blobs = append(blobs, b)
+		return state.FileImage{Blob: b.Digest, Size: int64(len(data)), Mode: 0o644}
+	}
+	for i := range 1 + rng.IntN(2) {
+		files = append(files, state.FileChange{Path: fmt.Sprintf("src/f%d.go", i), Before: image(), After: image()})
+	}
+	return files, blobs
+}
+
+// crashContent is the seed's content number i: content 0 is over 8 KiB.
+func crashContent(seed uint64, i int) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "// seed %d content %d\n", seed, i)
+	lines := 1 + i*3
+	if i == 0 {
+		lines = 400
+	}
+	for l := range lines {
+		fmt.Fprintf(&b, "func f%d() string { return %q }\n", l, crashWords[(l+i)%len(crashWords)])
+	}
+	return []byte(b.String())
 }
 
 var crashWords = strings.Fields("checkpoint version fork head résumé 数据 🙂 \"quoted\" back\\slash tab\tline")
@@ -126,7 +169,7 @@ func crashWriter(path, id string) error {
 			cur = storage.NewCursor(st, s)
 		}
 		at := cur.State()
-		s, err := cur.Commit(ctx, crashEvent(seed, n+1, at.Version, at.Phase))
+		s, err := cur.Commit(ctx, crashEvent(seed, n+1, at.Version, at.Phase, at.Restoring != nil))
 		if err != nil {
 			return fmt.Errorf("commit v%d: %w", n+1, err)
 		}
@@ -140,16 +183,19 @@ func crashWriter(path, id string) error {
 // crashModel is what the session must hold: every version the seed
 // determines, computed without the store.
 type crashModel struct {
-	seed   uint64
-	id     string
-	parent []int         // parent[v]; index 0 is the empty session
-	phase  []state.Phase // the phase after v
-	event  []state.Event // v's event, canonical
-	raw    [][]byte      // v's event as JSON
+	seed      uint64
+	id        string
+	parent    []int         // parent[v]; index 0 is the empty session
+	phase     []state.Phase // the phase after v
+	restoring []bool        // a restore is open after v
+	event     []state.Event // v's event, canonical
+	raw       [][]byte      // v's event as JSON
+	blobs     map[string][]byte
 }
 
 func newCrashModel(seed uint64, id string) *crashModel {
-	return &crashModel{seed: seed, id: id, parent: []int{0}, phase: []state.Phase{state.Idle}, event: []state.Event{{}}, raw: [][]byte{nil}}
+	return &crashModel{seed: seed, id: id, parent: []int{0}, phase: []state.Phase{state.Idle}, restoring: []bool{false},
+		event: []state.Event{{}}, raw: [][]byte{nil}, blobs: map[string][]byte{}}
 }
 
 // upTo computes versions up to n.
@@ -160,7 +206,11 @@ func (m *crashModel) upTo(t *testing.T, n int) {
 		if target, ok := crashRollback(m.seed, v-1); ok {
 			p = target
 		}
-		ev, err := state.Canonical(crashEvent(m.seed, v, p, m.phase[p]))
+		carried := crashEvent(m.seed, v, p, m.phase[p], m.restoring[p])
+		for _, b := range carried.Blobs {
+			m.blobs[b.Digest] = b.Data
+		}
+		ev, err := state.Canonical(carried)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,6 +223,7 @@ func (m *crashModel) upTo(t *testing.T, n int) {
 			t.Fatal(err)
 		}
 		m.parent, m.phase, m.event, m.raw = append(m.parent, p), append(m.phase, to), append(m.event, ev), append(m.raw, raw)
+		m.restoring = append(m.restoring, ev.Kind == state.RestoreStarted)
 	}
 }
 
@@ -403,6 +454,22 @@ func checkAfterCrash(t *testing.T, m *crashModel, path string, r *crashRun, know
 		if cp.Version != v || cp.Parent != m.parent[v] || cp.Phase != m.phase[v] || cp.Kind != ev.Kind || !cp.At.Equal(ev.At) || !bytes.Equal(cp.Event, m.raw[v]) {
 			fail("run %d: %s v%d (parent v%d, %s) is not what was written (parent v%d, %s):\n got %s\nwant %s",
 				run, what, v, cp.Parent, cp.Phase, m.parent[v], m.phase[v], cp.Event, m.raw[v])
+		}
+	}
+
+	// Each version's contents are there, whole: a checkpoint is durable
+	// with them or not at all. (Verify above checked every content
+	// against its digest; this checks they are the ones written.)
+	checked := map[string]bool{}
+	for v := 1; v <= n; v++ {
+		for _, d := range m.event[v].BlobDigests() {
+			if checked[d] {
+				continue
+			}
+			checked[d] = true
+			if got, err := st.Blob(ctx, d); err != nil || !bytes.Equal(got, m.blobs[d]) {
+				fail("run %d: v%d's content %s: %d bytes, %v", run, v, d, len(got), err)
+			}
 		}
 	}
 

@@ -71,7 +71,7 @@ func buildGoodStore(t testing.TB, path string) []string {
 	cur = create("scripted")
 	rng := rand.New(rand.NewPCG(7, 7))
 	for range 150 {
-		commit(cur, statetest.NextEvent(rng, cur.State()))
+		commit(cur, scripted(rng, cur.State()))
 	}
 	ids = append(ids, cur.State().SessionID)
 

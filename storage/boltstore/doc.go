@@ -16,7 +16,8 @@
 // meta pages and size are checked; before a Store's first operation, and
 // before every full check, every page bbolt could reach is walked, so that
 // no pointer in it leads outside the file or round in a loop; every stored
-// value carries a CRC-32C that is verified on read; and bbolt's panics (and
+// value carries a CRC-32C that is verified on read, and every file content
+// is also hashed against its digest on read; and bbolt's panics (and
 // faults on a truncated mapping) are turned into errors that name the file.
 // A damaged file is never written to.
 //
@@ -25,6 +26,11 @@
 // page was the newest. A damaged page cannot say whether it was (its txid
 // is damaged too), so retrace refuses every such file, since the commit
 // bbolt would drop may be an acknowledged checkpoint (see oneMetaDamaged).
+//
+// File contents live in one bucket shared by every session, keyed by
+// digest and zstd-compressed when that makes them smaller. Deleting a
+// session leaves them (another may share them) until a garbage collection,
+// which does not exist yet.
 //
 // The file never shrinks; deleted sessions leave free pages that later
 // writes reuse.

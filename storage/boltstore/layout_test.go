@@ -18,7 +18,7 @@ import (
 )
 
 // A bbolt file that lacks a bucket of retrace's layout (retrace, sessions,
-// or a session's versions, each in turn) is told as what is missing, by
+// blobs, or a session's versions, each in turn) is told as what is missing, by
 // every operation of the Store interface, Verify and Recover, naming the
 // file: never a panic, never bbolt's nil pointer. This holds both for a
 // store opened afterwards (Open refuses the file when the damage is not
@@ -43,6 +43,8 @@ func TestMissingBuckets(t *testing.T) {
 			storage.ErrNotDatabase, `bucket "retrace" is missing`, false},
 		{"sessions", func(tx *bolt.Tx, _ string) error { return tx.DeleteBucket([]byte("sessions")) },
 			storage.ErrCorrupt, `bucket "sessions" is missing`, false},
+		{"blobs", func(tx *bolt.Tx, _ string) error { return tx.DeleteBucket([]byte("blobs")) },
+			storage.ErrCorrupt, `bucket "blobs" is missing`, false},
 		{"a session's versions", func(tx *bolt.Tx, id string) error {
 			return tx.Bucket([]byte("sessions")).Bucket([]byte(id)).DeleteBucket([]byte("v"))
 		}, storage.ErrCorrupt, "its versions are missing", true},
@@ -114,11 +116,17 @@ func TestLayoutCheckedByEveryOperation(t *testing.T) {
 		is     error
 		says   string
 	}{
-		{"upgraded to schema 2", func(tx *bolt.Tx) error {
-			return tx.Bucket([]byte("retrace")).Put([]byte("schema"), []byte{0, 0, 0, 2})
-		}, storage.ErrTooNew, "(schema 2; this retrace reads up to 1): upgrade retrace"},
+		{"upgraded to schema 3", func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("retrace")).Put([]byte("schema"), []byte{0, 0, 0, 3})
+		}, storage.ErrTooNew, "(schema 3; this retrace reads up to 2): upgrade retrace"},
+		{"made anew by a schema-1 build", func(tx *bolt.Tx) error {
+			if err := tx.DeleteBucket([]byte("blobs")); err != nil {
+				return err
+			}
+			return tx.Bucket([]byte("retrace")).Put([]byte("schema"), []byte{0, 0, 0, 1})
+		}, storage.ErrCorrupt, "the file's schema went back to 1 since it was read as 2"},
 		{"every bucket removed", func(tx *bolt.Tx) error {
-			for _, name := range []string{"retrace", "sessions"} {
+			for _, name := range []string{"retrace", "sessions", "blobs"} {
 				if err := tx.DeleteBucket([]byte(name)); err != nil {
 					return err
 				}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"retrace/state"
-	"retrace/state/statetest"
 	"retrace/storage"
 )
 
@@ -77,7 +76,7 @@ func runModel(t *testing.T, seed uint64, ops int) {
 	}
 	appendOne := func(op int) {
 		from := m.versions[m.head].state
-		ev := statetest.NextEvent(rng, from)
+		ev := scripted(rng, from)
 		canon, err := state.Canonical(ev)
 		if err != nil {
 			t.Fatal(err)

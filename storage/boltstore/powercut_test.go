@@ -175,6 +175,11 @@ func checkCut(t *testing.T, d *disk, db, dir string, acks []string, seed uint64,
 		if r.Parent != m.parent[v] || !bytes.Equal(raw, m.raw[v]) {
 			t.Fatalf("seed %d: after a power cut before call %d, v%d is not what was written", seed, at, v)
 		}
+		for _, d := range m.event[v].BlobDigests() {
+			if !bytes.Equal(ex.Blobs[d], m.blobs[d]) {
+				t.Fatalf("seed %d: a power cut before call %d lost v%d's content %s", seed, at, v, d)
+			}
+		}
 	}
 }
 

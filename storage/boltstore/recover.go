@@ -1,21 +1,25 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 
 	"retrace/state"
+	"retrace/storage"
 )
 
 // Recovered says what Recover kept, and what it could not.
 type Recovered struct {
 	Sessions int // sessions copied (whole or in part)
 	Versions int // versions copied
+	Blobs    int // file contents copied
 	Lost     []Loss
 }
 
@@ -29,6 +33,17 @@ type Loss struct {
 	// changed.
 	Renumbered bool
 	Whole      bool // nothing of the session could be kept
+	// Blobs are the file contents the session's kept versions refer to
+	// that could not be read. The versions are kept; their file images
+	// now say the content was lost (state.FileImage.Untracked), so a
+	// restore tells the path cannot be brought back.
+	Blobs []BlobLoss
+}
+
+// BlobLoss is one file content Recover could not copy.
+type BlobLoss struct {
+	Digest string
+	Reason string
 }
 
 // Recover copies every session and version of a damaged database that
@@ -40,6 +55,11 @@ type Loss struct {
 // version whose ancestor is lost cannot be shown truthfully and is lost
 // with it. Kept versions are numbered 1..N again in their old order.
 // A session whose head was lost continues from its newest kept version.
+//
+// The file contents kept versions refer to are copied, each once, after
+// it is read back against its digest. One that cannot be read is no
+// reason to lose the versions: they are kept, with the content marked
+// lost in their file images, and the report names it (Loss.Blobs).
 //
 // Damage to bbolt's own page structure (a truncated file, a broken page)
 // cannot be read around: Recover then fails with the error Open gives.
@@ -55,15 +75,19 @@ func Recover(ctx context.Context, src, dst string) (Recovered, error) {
 	}
 	defer from.Close()
 	var sessions []salvaged
+	contents := &blobSalvage{store: from, kept: map[string][]byte{}, lost: map[string]string{}}
 	err = from.view(ctx, func(tx *bolt.Tx) error {
 		b, err := from.sessionsOf(tx)
 		if err != nil {
 			return err
 		}
+		if contents.bucket, err = from.blobsOf(tx); err != nil {
+			return err
+		}
 		c := b.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if v == nil {
-				sessions = append(sessions, salvage(b.Bucket(k), string(k)))
+				sessions = append(sessions, salvage(b.Bucket(k), string(k), contents))
 			}
 		}
 		return nil
@@ -71,7 +95,7 @@ func Recover(ctx context.Context, src, dst string) (Recovered, error) {
 	if err != nil {
 		return Recovered{}, err
 	}
-	return write(ctx, dst, sessions)
+	return write(ctx, dst, sessions, contents.kept)
 }
 
 // salvaged is one session as Recover could read it.
@@ -82,7 +106,72 @@ type salvaged struct {
 	loss    Loss
 }
 
-func salvage(b *bolt.Bucket, id string) salvaged {
+// blobSalvage reads the damaged file's contents for Recover, each once
+// however many versions and sessions refer to it.
+type blobSalvage struct {
+	store  *Store
+	bucket *bolt.Bucket
+	kept   map[string][]byte // digest -> its record, read back intact
+	lost   map[string]string // digest -> why it could not be read
+}
+
+// keep reads the content d names, and returns why it cannot be kept, or
+// "" when it is.
+func (bs *blobSalvage) keep(d string) string {
+	if _, ok := bs.kept[d]; ok {
+		return ""
+	}
+	if why, ok := bs.lost[d]; ok {
+		return why
+	}
+	raw := []byte(nil)
+	if k, ok := blobKey(d); ok {
+		raw = bs.bucket.Get(k)
+	}
+	why := "it is missing"
+	if raw != nil {
+		_, err := bs.store.readBlob(d, raw)
+		if err == nil {
+			bs.kept[d] = bytes.Clone(raw) // checked: the record is copied as is
+			return ""
+		}
+		why = err.Error()
+		if ce := (*storage.CorruptError)(nil); errors.As(err, &ce) {
+			why = ce.Reason // the file and the digest are said already
+		}
+	}
+	bs.lost[d] = why
+	return why
+}
+
+// rewrite keeps the contents ev's files refer to and marks those that
+// cannot be kept as lost in ev's file images, so no kept version refers
+// to content the new file does not hold. It returns the event and the
+// contents lost.
+func (bs *blobSalvage) rewrite(ev state.Event) (state.Event, []BlobLoss) {
+	var lost []BlobLoss
+	for _, d := range ev.BlobDigests() {
+		if why := bs.keep(d); why != "" {
+			lost = append(lost, BlobLoss{Digest: d, Reason: why})
+		}
+	}
+	if len(lost) == 0 {
+		return ev, nil
+	}
+	files := slices.Clone(ev.Files)
+	for i := range files {
+		for _, img := range []*state.FileImage{&files[i].Before, &files[i].After} {
+			if img.Blob != "" && bs.lost[img.Blob] != "" {
+				img.Untracked = "its content " + img.Blob + " was lost when the database was recovered"
+				img.Blob = ""
+			}
+		}
+	}
+	ev.Files = files
+	return ev, lost
+}
+
+func salvage(b *bolt.Bucket, id string, contents *blobSalvage) salvaged {
 	s := salvaged{id: id, loss: Loss{Session: id}}
 	info, infoErr := decodeInfo(b.Get(infoKey))
 	err := infoErr
@@ -116,6 +205,9 @@ func salvage(b *bolt.Bucket, id string) salvaged {
 		}
 		var rec []byte
 		if err == nil {
+			var lost []BlobLoss
+			ev, lost = contents.rewrite(ev)
+			s.loss.addBlobs(lost)
 			rec, err = encodeCheckpoint(newParent, h.phase, ev)
 		}
 		if err != nil {
@@ -140,7 +232,21 @@ func salvage(b *bolt.Bucket, id string) salvaged {
 	return s
 }
 
-func write(ctx context.Context, dst string, sessions []salvaged) (Recovered, error) {
+// addBlobs adds the contents lost, each once, and makes the first one
+// the reason when the session lost nothing else.
+func (l *Loss) addBlobs(lost []BlobLoss) {
+	for _, b := range lost {
+		if slices.ContainsFunc(l.Blobs, func(o BlobLoss) bool { return o.Digest == b.Digest }) {
+			continue
+		}
+		l.Blobs = append(l.Blobs, b)
+		if l.Reason == "" {
+			l.Reason = fmt.Sprintf("file content %s could not be read (%s); the versions that refer to it say so", b.Digest, b.Reason)
+		}
+	}
+}
+
+func write(ctx context.Context, dst string, sessions []salvaged, blobs map[string][]byte) (Recovered, error) {
 	to, err := Open(dst, Options{})
 	if err != nil {
 		return Recovered{}, err
@@ -152,8 +258,12 @@ func write(ctx context.Context, dst string, sessions []salvaged) (Recovered, err
 		if err != nil {
 			return err
 		}
+		if err := putBlobs(to, tx, blobs); err != nil {
+			return err
+		}
+		r.Blobs = len(blobs)
 		for _, s := range sessions {
-			if len(s.loss.Lost) > 0 || s.loss.Whole || s.loss.Reason != "" {
+			if len(s.loss.Lost) > 0 || s.loss.Whole || s.loss.Reason != "" || len(s.loss.Blobs) > 0 {
 				r.Lost = append(r.Lost, s.loss)
 			}
 			if s.loss.Whole {
@@ -195,4 +305,19 @@ func write(ctx context.Context, dst string, sessions []salvaged) (Recovered, err
 		}
 	}
 	return r, Verify(ctx, dst)
+}
+
+// putBlobs puts the contents Recover read back intact into the new file.
+func putBlobs(to *Store, tx *bolt.Tx, blobs map[string][]byte) error {
+	bucket, err := to.blobsOf(tx)
+	if err != nil {
+		return err
+	}
+	for d, rec := range blobs {
+		k, _ := blobKey(d) // it was read under this digest
+		if err := bucket.Put(k, rec); err != nil {
+			return fmt.Errorf("file content %s: %w", d, err)
+		}
+	}
+	return nil
 }

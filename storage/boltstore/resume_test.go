@@ -16,7 +16,6 @@ import (
 	"testing"
 
 	"retrace/state"
-	"retrace/state/statetest"
 	"retrace/storage"
 	"retrace/storage/boltstore"
 )
@@ -59,7 +58,7 @@ func scriptWriter(path string) error {
 	rng, n := scriptRNG(seed)
 	cur := storage.NewCursor(st, state.New(info.ID))
 	for range n {
-		s, err := cur.Commit(ctx, statetest.NextEvent(rng, cur.State()))
+		s, err := cur.Commit(ctx, scripted(rng, cur.State()))
 		if err != nil {
 			return fmt.Errorf("seed %d v%d: %w", seed, cur.State().Version+1, err)
 		}
@@ -170,7 +169,7 @@ func checkScriptResume(t *testing.T, r *scriptRun) {
 
 	// Resume: the script's next event takes the session to the state it
 	// takes the state in memory to.
-	ev := statetest.NextEvent(rng, head)
+	ev := scripted(rng, head)
 	next, err := storage.NewCursor(st, head).Commit(ctx, ev)
 	if err != nil {
 		t.Fatalf("seed %d: resume: %v", seed, err)
@@ -224,7 +223,7 @@ func playScript(t *testing.T, seed uint64, id string) (*rand.Rand, []state.State
 	rng, n := scriptRNG(seed)
 	mem := []state.State{state.New(id)}
 	for v := 1; v <= n; v++ {
-		ev, err := state.Canonical(statetest.NextEvent(rng, mem[v-1]))
+		ev, err := state.Canonical(scripted(rng, mem[v-1]))
 		if err != nil {
 			t.Fatal(err)
 		}

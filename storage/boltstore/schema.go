@@ -12,7 +12,7 @@ import (
 	"retrace/storage"
 )
 
-// The layout, schema 1:
+// The layout, schema 2:
 //
 //	retrace/                 bucket: about the file
 //	    schema               uint32, big-endian
@@ -20,16 +20,26 @@ import (
 //	    <id>/
 //	        info             sealed JSON: title, model, head, versions, ...
 //	        v/               bucket: version (uint64, big-endian) -> sealed checkpoint
+//	blobs/                   bucket: file contents, shared by every session
+//	    <sha256, 32 bytes>   sealed, compressed content (see blob.go)
+//
+// Schema 1 is schema 2 without the blobs bucket: files written before
+// checkpoints carried workspace files.
 var (
 	metaBucket     = []byte("retrace")
 	schemaKey      = []byte("schema")
 	sessionsBucket = []byte("sessions")
 	infoKey        = []byte("info")
 	versionsBucket = []byte("v")
+	blobsBucket    = []byte("blobs")
 )
 
-// schemaVersion is the layout this build writes.
-const schemaVersion = 1
+// schemaVersion is the layout this build writes. A build reads files of
+// its own schema and older ones (migrating them), and refuses newer ones:
+// an older build cannot know what a newer schema's records mean, and
+// writing beside them would lose what it does not know, such as the
+// contents a checkpoint refers to.
+const schemaVersion = 2
 
 // migrations[n] upgrades a file from schema n to n+1, inside the one
 // transaction that also records the new schema version. Schema 0 is a
@@ -45,6 +55,12 @@ var migrations = []func(tx *bolt.Tx) error{
 		}
 		return nil
 	},
+	// Schema 2 keeps workspace file contents. Nothing in a schema-1 file
+	// refers to any, so an empty bucket is the whole migration.
+	1: func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(blobsBucket)
+		return err
+	},
 }
 
 // readSchema returns the file's schema version.
@@ -55,7 +71,7 @@ func readSchema(tx *bolt.Tx, path string) (int, error) {
 		ours := false
 		_ = tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
 			names = append(names, fmt.Sprintf("%q", name))
-			ours = ours || bytes.Equal(name, sessionsBucket)
+			ours = ours || bytes.Equal(name, sessionsBucket) || bytes.Equal(name, blobsBucket)
 			return nil
 		})
 		if len(names) == 0 {
@@ -63,9 +79,9 @@ func readSchema(tx *bolt.Tx, path string) (int, error) {
 		}
 		sort.Strings(names)
 		if ours {
-			// Retrace's sessions without the schema record: the record is
-			// what tells retrace's files from others', so this may be a
-			// damaged one of ours or another program's.
+			// Retrace's sessions or contents without the schema record:
+			// the record is what tells retrace's files from others', so
+			// this may be a damaged one of ours or another program's.
 			return 0, fmt.Errorf("%s: %w: bucket %q is missing (buckets %s)", path, storage.ErrNotDatabase, metaBucket, strings.Join(names, ", "))
 		}
 		return 0, fmt.Errorf("%s: %w: it is a bbolt file of another program (buckets %s)", path, storage.ErrNotDatabase, strings.Join(names, ", "))
@@ -94,12 +110,19 @@ func (s *Store) checkLayout(tx *bolt.Tx) error {
 		return err
 	case schema > schemaVersion:
 		return tooNew(s.path, schema)
-	case schema < schemaVersion:
+	case schema == 0:
 		// Schema 0 is a file with no buckets at all. This Store found or
 		// made retrace's buckets in it before: they are gone.
 		return &storage.CorruptError{Path: s.path, Reason: fmt.Sprintf("bucket %q is missing: the file holds no buckets", metaBucket)}
+	case schema < schemaVersion:
+		// This Store migrated the file, or found it current, before; only
+		// an older retrace making the file anew can have put it back.
+		return &storage.CorruptError{Path: s.path, Reason: fmt.Sprintf("the file's schema went back to %d since it was read as %d", schema, schemaVersion)}
 	}
-	_, err = s.sessionsOf(tx)
+	if _, err := s.sessionsOf(tx); err != nil {
+		return err
+	}
+	_, err = s.blobsOf(tx)
 	return err
 }
 
@@ -111,6 +134,15 @@ func (s *Store) sessionsOf(tx *bolt.Tx) (*bolt.Bucket, error) {
 		return b, nil
 	}
 	return nil, &storage.CorruptError{Path: s.path, Reason: fmt.Sprintf("bucket %q is missing", sessionsBucket)}
+}
+
+// blobsOf returns the bucket of file contents, or the damage its absence
+// is, as sessionsOf does: a file of the current schema always has it.
+func (s *Store) blobsOf(tx *bolt.Tx) (*bolt.Bucket, error) {
+	if b := tx.Bucket(blobsBucket); b != nil {
+		return b, nil
+	}
+	return nil, &storage.CorruptError{Path: s.path, Reason: fmt.Sprintf("bucket %q is missing", blobsBucket)}
 }
 
 // migrate brings tx's file from schema `from` to schemaVersion.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,26 +23,32 @@ import (
 // The schema corpus: a store file written by each schema version, kept in
 // testdata and never modified. Each must open with this build, migrate to
 // the current schema, read back exactly as it did when it was written, and
-// take new checkpoints.
+// take new checkpoints, with file contents.
 //
 //	testdata/schema0.db           a bbolt file with no buckets
 //	testdata/schema1.db           two sessions, one of them forked
 //	testdata/schema1.golden.json  what schema1.db reads back as
+//	testdata/schema2.db           those two, and a session whose tool calls
+//	                              change files (contents in the blobs bucket)
+//	testdata/schema2.golden.json  what schema2.db reads back as
 //
-// RETRACE_UPDATE_TESTDATA=1 writes the files again. Do that for schema 1
-// only while schema 1 is the current schema; once a newer one exists, the
-// old files are the record of what old builds wrote, and only the golden
-// file may be rewritten (when the JSON of a state changes on purpose):
-// RETRACE_UPDATE_GOLDEN=1 writes what this build reads schema1.db as.
+// RETRACE_UPDATE_TESTDATA=1 writes the current schema's files again, and
+// only those: a file of an older schema is the record of what old builds
+// wrote, which this build can no longer write. Once a newer schema exists,
+// only an old schema's golden file may be rewritten (when the JSON of a
+// state changes on purpose): RETRACE_UPDATE_GOLDEN=1 writes what this
+// build reads each old file as.
 
 const updateEnv = "RETRACE_UPDATE_TESTDATA"
 
-// corpusGolden is what a schema-1 file reads back as.
+// corpusGolden is what a corpus file reads back as.
 type corpusGolden struct {
 	Sessions []storage.SessionInfo      `json:"sessions"`
 	Trees    map[string]storage.Tree    `json:"trees"`
 	Heads    map[string]json.RawMessage `json:"heads"`
 	States   map[string]map[int]string  `json:"states"` // SHA-256 of every version's state as JSON
+	// Blobs are the file contents the sessions refer to: digest -> length.
+	Blobs map[string]int `json:"blobs,omitempty"`
 }
 
 func TestSchemaCorpus(t *testing.T) {
@@ -63,59 +70,74 @@ func TestSchemaCorpus(t *testing.T) {
 		if err != nil || len(list) != 0 {
 			t.Fatalf("sessions of a schema-0 file: %v, %v", list, err)
 		}
-		if got := fileSchema(t, path); got != 1 {
-			t.Fatalf("after opening, the file has schema %d, want 1", got)
+		if got := fileSchema(t, path); got != 2 {
+			t.Fatalf("after opening, the file has schema %d, want 2", got)
 		}
 		resumeCorpus(t, st, path, "")
 	})
-	t.Run("schema 1", func(t *testing.T) {
-		ctx := context.Background()
-		var want corpusGolden
-		readJSON(t, filepath.Join("testdata", "schema1.golden.json"), &want)
-		path := copyTestdata(t, "schema1.db")
-		if got := fileSchema(t, path); got != 1 {
-			t.Fatalf("testdata/schema1.db has schema %d", got)
-		}
-		st, err := boltstore.Open(path, boltstore.Options{})
+	for _, schema := range []int{1, 2} {
+		t.Run(fmt.Sprintf("schema %d", schema), func(t *testing.T) { checkCorpusFile(t, schema) })
+	}
+}
+
+// checkCorpusFile opens testdata/schema<n>.db, checks it reads back as its
+// golden file says (after migrating it), and resumes every session in it.
+func checkCorpusFile(t *testing.T, schema int) {
+	ctx := context.Background()
+	name := fmt.Sprintf("schema%d", schema)
+	var want corpusGolden
+	readJSON(t, filepath.Join("testdata", name+".golden.json"), &want)
+	path := copyTestdata(t, name+".db")
+	if got := fileSchema(t, path); got != schema {
+		t.Fatalf("testdata/%s.db has schema %d", name, got)
+	}
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got := fileSchema(t, path); got != 2 {
+		t.Fatalf("after opening, the file has schema %d, want 2", got)
+	}
+	got := readCorpus(t, st)
+	if os.Getenv("RETRACE_UPDATE_GOLDEN") != "" {
+		js, err := json.MarshalIndent(got, "", "  ")
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer st.Close()
-		got := readCorpus(t, st)
-		if os.Getenv("RETRACE_UPDATE_GOLDEN") != "" {
-			js, err := json.MarshalIndent(got, "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join("testdata", "schema1.golden.json"), append(js, '\n'), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			want = got
-		}
-		for _, c := range []struct {
-			what      string
-			got, want any
-		}{
-			{"the sessions", got.Sessions, want.Sessions},
-			{"the trees", got.Trees, want.Trees},
-			{"the heads", got.Heads, want.Heads},
-			{"the states at every version", got.States, want.States},
-		} {
-			if g, w := mustJSON(t, c.got), mustJSON(t, c.want); !bytes.Equal(g, w) {
-				t.Errorf("%s differ from testdata/schema1.golden.json:\n got %.600s\nwant %.600s", c.what, g, w)
-			}
-		}
-		for _, info := range want.Sessions {
-			resumeCorpus(t, st, path, info.ID)
-		}
-		if _, err := st.Tree(ctx, want.Sessions[0].ID); err != nil {
+		if err := os.WriteFile(filepath.Join("testdata", name+".golden.json"), append(js, '\n'), 0o644); err != nil {
 			t.Fatal(err)
 		}
-	})
+		want = got
+	}
+	for _, c := range []struct {
+		what      string
+		got, want any
+	}{
+		{"the sessions", got.Sessions, want.Sessions},
+		{"the trees", got.Trees, want.Trees},
+		{"the heads", got.Heads, want.Heads},
+		{"the states at every version", got.States, want.States},
+		{"the file contents", got.Blobs, want.Blobs},
+	} {
+		if g, w := mustJSON(t, c.got), mustJSON(t, c.want); !bytes.Equal(g, w) {
+			t.Errorf("%s differ from testdata/%s.golden.json:\n got %.600s\nwant %.600s", c.what, name, g, w)
+		}
+	}
+	if schema >= 2 && len(want.Blobs) == 0 {
+		t.Errorf("testdata/%s.golden.json records no file contents", name)
+	}
+	for _, info := range want.Sessions {
+		resumeCorpus(t, st, path, info.ID)
+	}
+	if _, err := st.Tree(ctx, want.Sessions[0].ID); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // resumeCorpus commits a new checkpoint to session id at its head (to a
-// new session when id is empty) and verifies the file.
+// new session when id is empty), then a tool call that changes a file,
+// whose content the store must keep and give back, and verifies the file.
 func resumeCorpus(t *testing.T, st *boltstore.Store, path, id string) {
 	t.Helper()
 	ctx := context.Background()
@@ -139,19 +161,36 @@ func resumeCorpus(t *testing.T, st *boltstore.Store, path, id string) {
 	default:
 		ev = state.Event{Kind: state.Interrupted, Text: "resumed by a test"}
 	}
-	next, err := storage.NewCursor(st, head).Commit(ctx, ev)
+	cur := storage.NewCursor(st, head)
+	next, err := cur.Commit(ctx, ev)
 	if err != nil {
 		t.Fatalf("resume session %s at v%d (%s): %v", id, head.Version, head.Phase, err)
 	}
 	if again, err := st.Head(ctx, id); err != nil || stateSum(again) != stateSum(next) {
 		t.Fatalf("after resuming, the head is not the state committed: %v", err)
 	}
+
+	content := []byte("written after migrating session " + id + "\n")
+	changed := state.FileImage{Blob: storage.Digest(content), Size: int64(len(content)), Mode: 0o644}
+	events := boltstore.FileChangeEvents(next.Phase, "call_resumed", state.FileChange{Path: "resumed.txt", Before: state.FileImage{Absent: true}, After: changed})
+	events[len(events)-1].Blobs = []state.Blob{{Digest: changed.Blob, Data: content}}
+	for _, ev := range events {
+		if next, err = cur.Commit(ctx, ev); err != nil {
+			t.Fatalf("session %s: %s after migrating: %v", id, ev.Kind, err)
+		}
+	}
+	if got, err := st.Blob(ctx, changed.Blob); err != nil || !bytes.Equal(got, content) {
+		t.Fatalf("the content appended after migrating reads back as %q, %v", got, err)
+	}
+	if again, err := st.Head(ctx, id); err != nil || stateSum(again) != stateSum(next) || again.Files["resumed.txt"].Now != changed {
+		t.Fatalf("after the file change, the head is not the state committed: %v", err)
+	}
 	if err := boltstore.Verify(ctx, path); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// readCorpus reads everything a schema-1 golden records.
+// readCorpus reads everything a golden file records.
 func readCorpus(t *testing.T, st *boltstore.Store) corpusGolden {
 	t.Helper()
 	ctx := context.Background()
@@ -174,29 +213,29 @@ func readCorpus(t *testing.T, st *boltstore.Store) corpusGolden {
 		for v := 0; v <= info.Versions; v++ {
 			g.States[info.ID][v] = stateSum(mustAt(t, st, info.ID, v))
 		}
+		ex, err := st.Export(ctx, info.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for d, data := range ex.Blobs {
+			if g.Blobs == nil {
+				g.Blobs = map[string]int{}
+			}
+			g.Blobs[d] = len(data)
+		}
 	}
 	return g
 }
 
-// writeSchemaCorpus writes the corpus files again (see the top of this
-// file for when that is right).
+// writeSchemaCorpus writes the current schema's corpus file and its golden
+// file again (see the top of this file for when that is right).
 func writeSchemaCorpus(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
 	if err := os.MkdirAll("testdata", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tmp := t.TempDir()
-
-	db, err := bolt.Open(filepath.Join(tmp, "schema0.db"), 0o600, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	path := filepath.Join(tmp, "schema1.db")
+	path := filepath.Join(t.TempDir(), "schema2.db")
 	clock := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	tick := func() time.Time { clock = clock.Add(7 * time.Second); return clock }
 	st, err := boltstore.Open(path, boltstore.Options{Now: tick})
@@ -234,24 +273,24 @@ func writeSchemaCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, from := range map[string]string{"schema0.db": filepath.Join(tmp, "schema0.db"), "schema1.db": path} {
-		b, err := os.ReadFile(from)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join("testdata", name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join("testdata", "schema1.golden.json"), append(js, '\n'), 0o644); err != nil {
+	b, err := os.ReadFile(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("wrote testdata/schema0.db, testdata/schema1.db and testdata/schema1.golden.json")
+	if err := os.WriteFile(filepath.Join("testdata", "schema2.db"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("testdata", "schema2.golden.json"), append(js, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote testdata/schema2.db and testdata/schema2.golden.json")
 }
 
-// corpusSessions is what schema1.db holds: an agent run with a plan and a
-// tool call, rolled back and forked; and a plain chat cut short. An event
-// of kind 0 is a rollback to version Step.
+// corpusSessions is what the current schema's corpus file holds: an agent
+// run with a plan and a tool call, rolled back and forked; a plain chat
+// cut short (these two are what schema1.db holds); and tool calls that
+// change files, rolled back and forked, the fork referring to content the
+// first branch kept. An event of kind 0 is a rollback to version Step.
 func corpusSessions() []struct {
 	title  string
 	events []state.Event
@@ -290,7 +329,44 @@ func corpusSessions() []struct {
 			user("write a haiku about checkpoints"),
 			{Kind: state.Interrupted, Text: "cancelled by the user", Messages: []state.Message{{Role: state.RoleAssistant, Content: "Every state is kept"}}},
 		}},
+		{"edit files", fileEvents()},
 	}
+}
+
+// fileEvents is the corpus session whose tool calls change files.
+func fileEvents() []state.Event {
+	content := func(text string) (state.FileImage, state.Blob) {
+		b := state.Blob{Digest: storage.Digest([]byte(text)), Data: []byte(text)}
+		return state.FileImage{Blob: b.Digest, Size: int64(len(text)), Mode: 0o644}, b
+	}
+	mainV1, mainV1Blob := content("package main\n\nfunc main() { run() }\n")
+	mainV2, mainV2Blob := content("package main\n\nfunc main() { start() }\n")
+	mainV3, mainV3Blob := content("package main\n\nfunc main() { start(); wait() }\n")
+	readme, readmeBlob := content(strings.Repeat("retrace keeps every version of a session.\n", 200))
+	absent := state.FileImage{Absent: true}
+	logo := state.FileImage{Size: 11 << 20, Mode: 0o644, Untracked: "larger than the 10 MiB cap"}
+
+	first := boltstore.FileChangeEvents(state.Idle, "call_1", state.FileChange{Path: "main.go", Before: mainV1, After: mainV2})
+	first[0].Messages[0].Content = "rename run to start"
+	first[len(first)-1].Blobs = []state.Blob{mainV1Blob, mainV2Blob}
+	second := boltstore.FileChangeEvents(state.Executing, "call_2",
+		state.FileChange{Path: "README.md", Before: absent, After: readme},
+		state.FileChange{Path: "logo.png", Before: absent, After: logo})
+	second[len(second)-1].Blobs = []state.Blob{readmeBlob}
+	// The fork changes main.go again: its before is content the first
+	// branch kept, so it travels no more.
+	fork := boltstore.FileChangeEvents(state.Executing, "call_3", state.FileChange{Path: "main.go", Before: mainV2, After: mainV3})
+	fork[len(fork)-1].Blobs = []state.Blob{mainV3Blob}
+
+	done := []state.Event{
+		{Kind: state.StepCompleted, Step: 0},
+		{Kind: state.Answered, Messages: []state.Message{{Role: state.RoleAssistant, Content: "Renamed."}}},
+	}
+	evs := append(first, second...)
+	evs = append(evs, done...)
+	evs = append(evs, state.Event{Step: len(first)}) // back to after the first call
+	evs = append(evs, fork...)
+	return append(evs, done...)
 }
 
 // copyTestdata copies a testdata file to a new directory and returns the

@@ -207,7 +207,7 @@ func TestSchemaRecord(t *testing.T) {
 	}
 	ours := func(schema []byte) func(tx *bolt.Tx) error {
 		return func(tx *bolt.Tx) error {
-			for _, name := range []string{"retrace", "sessions"} {
+			for _, name := range []string{"retrace", "sessions", "blobs"} {
 				if _, err := tx.CreateBucket([]byte(name)); err != nil {
 					return err
 				}
@@ -226,8 +226,14 @@ func TestSchemaRecord(t *testing.T) {
 	}{
 		{"no schema record", ours(nil), storage.ErrCorrupt, "the schema version is missing"},
 		{"a schema record of 3 bytes", ours([]byte{0, 0, 1}), storage.ErrCorrupt, "the schema version is missing"},
-		{"schema 2", ours([]byte{0, 0, 0, 2}), storage.ErrTooNew, "(schema 2; this retrace reads up to 1)"},
-		{"schema 2^32-1", ours([]byte{0xFF, 0xFF, 0xFF, 0xFF}), storage.ErrTooNew, "(schema 4294967295; this retrace reads up to 1)"},
+		{"schema 3", ours([]byte{0, 0, 0, 3}), storage.ErrTooNew, "(schema 3; this retrace reads up to 2)"},
+		{"schema 2^32-1", ours([]byte{0xFF, 0xFF, 0xFF, 0xFF}), storage.ErrTooNew, "(schema 4294967295; this retrace reads up to 2)"},
+		{"schema 2 without its blobs bucket", func(tx *bolt.Tx) error {
+			if err := ours([]byte{0, 0, 0, 2})(tx); err != nil {
+				return err
+			}
+			return tx.DeleteBucket([]byte("blobs"))
+		}, storage.ErrCorrupt, `bucket "blobs" is missing`},
 		{"another program's buckets", func(tx *bolt.Tx) error {
 			for _, name := range []string{"zeta", "alpha"} {
 				if _, err := tx.CreateBucket([]byte(name)); err != nil {
@@ -252,8 +258,8 @@ func TestSchemaRecord(t *testing.T) {
 			}
 		})
 	}
-	t.Run("schema 1 read without a write", func(t *testing.T) {
-		path := bboltFile(t, ours([]byte{0, 0, 0, 1}))
+	t.Run("schema 2 read without a write", func(t *testing.T) {
+		path := bboltFile(t, ours([]byte{0, 0, 0, 2}))
 		before := fileSum(t, path)
 		st, err := boltstore.Open(path, boltstore.Options{})
 		if err != nil {
@@ -267,8 +273,10 @@ func TestSchemaRecord(t *testing.T) {
 			t.Fatal("reading a current file wrote to it")
 		}
 	})
-	t.Run("schema 0 upgraded to 1", func(t *testing.T) {
-		path := bboltFile(t, func(*bolt.Tx) error { return nil })
+	// An old file gains what the current schema has, and says so, on the
+	// first operation of a store: a read is enough.
+	upgraded := func(t *testing.T, path string) {
+		t.Helper()
 		st, err := boltstore.Open(path, boltstore.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -280,17 +288,30 @@ func TestSchemaRecord(t *testing.T) {
 		}
 		defer db.Close()
 		err = db.View(func(tx *bolt.Tx) error {
-			if v := tx.Bucket([]byte("retrace")).Get([]byte("schema")); !bytes.Equal(v, []byte{0, 0, 0, 1}) {
-				t.Errorf("schema record %x; want 00000001", v)
+			if v := tx.Bucket([]byte("retrace")).Get([]byte("schema")); !bytes.Equal(v, []byte{0, 0, 0, 2}) {
+				t.Errorf("schema record %x; want 00000002", v)
 			}
-			if tx.Bucket([]byte("sessions")) == nil {
-				t.Error("no sessions bucket")
+			for _, name := range []string{"sessions", "blobs"} {
+				if tx.Bucket([]byte(name)) == nil {
+					t.Errorf("no %s bucket", name)
+				}
 			}
 			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+	t.Run("schema 0 upgraded to 2", func(t *testing.T) {
+		upgraded(t, bboltFile(t, func(*bolt.Tx) error { return nil }))
+	})
+	t.Run("schema 1 upgraded to 2", func(t *testing.T) {
+		upgraded(t, bboltFile(t, func(tx *bolt.Tx) error {
+			if err := ours([]byte{0, 0, 0, 1})(tx); err != nil {
+				return err
+			}
+			return tx.DeleteBucket([]byte("blobs"))
+		}))
 	})
 }
 

@@ -158,13 +158,19 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Append keeps ev as a checkpoint under parent, which must be the head.
+// Append keeps ev as a checkpoint under parent, which must be the head,
+// and the file contents it carries that the file does not hold yet, in one
+// transaction.
 func (s *Store) Append(ctx context.Context, id string, parent int, ev state.Event) (storage.Checkpoint, error) {
+	blobs, records, err := prepareBlobs(ev)
+	if err != nil {
+		return storage.Checkpoint{}, fmt.Errorf("session %s: %w", id, err)
+	}
 	if err := s.autoClaim(ctx, id); err != nil {
 		return storage.Checkpoint{}, err
 	}
 	var cp storage.Checkpoint
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err = s.update(ctx, func(tx *bolt.Tx) error {
 		b, rec, err := s.session(tx, id)
 		if err != nil {
 			return err
@@ -183,6 +189,9 @@ func (s *Store) Append(ctx context.Context, id string, parent int, ev state.Even
 		}
 		value, err := encodeCheckpoint(parent, to, ev)
 		if err != nil {
+			return fmt.Errorf("session %s: %w", id, err)
+		}
+		if err := s.keepBlobs(tx, ev, blobs, records); err != nil {
 			return fmt.Errorf("session %s: %w", id, err)
 		}
 		v := rec.Versions + 1
@@ -367,11 +376,16 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	return err
 }
 
-// Export returns a session and every checkpoint with its event.
+// Export returns a session, every checkpoint with its event, and every
+// file content the events refer to.
 func (s *Store) Export(ctx context.Context, id string) (storage.Export, error) {
 	var ex storage.Export
 	err := s.viewSession(ctx, id, func(tx *bolt.Tx) error {
 		b, rec, err := s.session(tx, id)
+		if err != nil {
+			return err
+		}
+		blobs, err := s.blobsOf(tx)
 		if err != nil {
 			return err
 		}
@@ -386,6 +400,21 @@ func (s *Store) Export(ctx context.Context, id string) (storage.Export, error) {
 				Checkpoint: storage.Checkpoint{Version: v, Parent: h.parent, Event: h.kind, Phase: h.phase, At: h.at},
 				Data:       ev,
 			})
+			for _, d := range ev.BlobDigests() {
+				if _, done := ex.Blobs[d]; done {
+					continue
+				}
+				data, err := s.blobIn(blobs, d)
+				if errors.Is(err, storage.ErrBlobNotFound) {
+					return &storage.CorruptError{Path: s.path, Session: id, Version: v, Blob: d, Reason: "the file content it refers to is missing"}
+				} else if err != nil {
+					return err
+				}
+				if ex.Blobs == nil {
+					ex.Blobs = map[string][]byte{}
+				}
+				ex.Blobs[d] = data
+			}
 			return nil
 		})
 	})

@@ -56,6 +56,13 @@ func Run(t *testing.T, b Backend) {
 		{"OneWriterPerSession", testOneWriterPerSession},
 		{"Export", testExport},
 		{"UnknownSession", testUnknownSession},
+		{"BlobRoundTrip", testBlobRoundTrip},
+		{"BlobsSharedAndKeptAfterDelete", testBlobsShared},
+		{"BlobMismatchRefused", testBlobMismatchRefused},
+		{"BlobMissingRefused", testBlobMissingRefused},
+		{"UnknownBlob", testUnknownBlob},
+		{"ExportCarriesReferencedBlobs", testExportCarriesReferencedBlobs},
+		{"FilesAfterReopen", testFilesAfterReopen},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, b) })
@@ -96,7 +103,7 @@ func commitScriptEvents(t *testing.T, st storage.Store, s state.State, seed uint
 	seen := map[int]state.State{s.Version: s}
 	kinds := map[int]state.EventKind{}
 	for range n {
-		ev := statetest.NextEvent(rng, s)
+		ev := nextEvent(rng, s)
 		next, err := storage.Commit(ctx, st, s, ev)
 		if err != nil {
 			t.Fatalf("commit at v%d (%s): %v", s.Version, s.Phase, err)
@@ -105,6 +112,12 @@ func commitScriptEvents(t *testing.T, st storage.Store, s state.State, seed uint
 		seen[s.Version], kinds[s.Version] = s, ev.Kind
 	}
 	return s, seen, kinds
+}
+
+// nextEvent is a scripted event with contents for its files (see
+// WithContents).
+func nextEvent(rng *rand.Rand, s state.State) state.Event {
+	return WithContents(statetest.NextEvent(rng, s))
 }
 
 func head(t *testing.T, st storage.Store, id string) state.State {
@@ -204,7 +217,7 @@ func testStaleParent(t *testing.T, b Backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := statetest.NextEvent(rand.New(rand.NewPCG(1, 1)), older)
+	ev := nextEvent(rand.New(rand.NewPCG(1, 1)), older)
 	_, err = storage.Commit(ctx, st, older, ev)
 	var ce *storage.ConflictError
 	if !errors.As(err, &ce) || ce.Parent != 4 || ce.Head != 6 {
@@ -439,7 +452,7 @@ func testConcurrentAppends(t *testing.T, b Backend) {
 			rng := rand.New(rand.NewPCG(uint64(i), 99))
 			s := state.New(ids[i])
 			for range each {
-				next, err := storage.Commit(ctx, st, s, statetest.NextEvent(rng, s))
+				next, err := storage.Commit(ctx, st, s, nextEvent(rng, s))
 				if err != nil {
 					errs <- fmt.Errorf("worker %d at v%d: %w", i, s.Version, err)
 					return
@@ -466,7 +479,7 @@ func testOneWriterPerSession(t *testing.T, b Backend) {
 	info := create(t, first, "contended")
 	s, _ := commitScript(t, first, state.New(info.ID), 14, 3)
 
-	ev := statetest.NextEvent(rand.New(rand.NewPCG(2, 2)), s)
+	ev := nextEvent(rand.New(rand.NewPCG(2, 2)), s)
 	_, err := storage.Commit(ctx, second, s, ev)
 	var be *storage.BusyError
 	if !errors.As(err, &be) || !errors.Is(err, storage.ErrBusy) || be.Session != info.ID {
@@ -505,13 +518,20 @@ func testExport(t *testing.T, b Backend) {
 	rng := rand.New(rand.NewPCG(16, 16))
 	s := state.New(info.ID)
 	var events []state.Event
-	for range 30 {
-		ev, err := state.Canonical(statetest.NextEvent(rng, s))
+	blobs := map[string][]byte{}
+	for range 60 {
+		ev := nextEvent(rng, s)
+		next, err := storage.Commit(ctx, st, s, ev)
 		if err != nil {
 			t.Fatal(err)
 		}
-		next, err := storage.Commit(ctx, st, s, ev)
-		if err != nil {
+		for _, b := range ev.Blobs {
+			blobs[b.Digest] = b.Data
+		}
+		// The stored event is the canonical one, without the contents
+		// that travelled beside it.
+		ev.Blobs = nil
+		if ev, err = state.Canonical(ev); err != nil {
 			t.Fatal(err)
 		}
 		events, s = append(events, ev), next
@@ -520,13 +540,19 @@ func testExport(t *testing.T, b Backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ex.Session.ID != info.ID || ex.Session.Versions != 30 || len(ex.Checkpoints) != 30 {
+	if ex.Session.ID != info.ID || ex.Session.Versions != 60 || len(ex.Checkpoints) != 60 {
 		t.Fatalf("export: %+v with %d checkpoints", ex.Session, len(ex.Checkpoints))
 	}
 	for i, r := range ex.Checkpoints {
 		if r.Version != i+1 || r.Parent != i || r.Event != events[i].Kind || !reflect.DeepEqual(r.Data, events[i]) {
 			t.Fatalf("checkpoint %d: %+v\nwant event %+v", i+1, r, events[i])
 		}
+	}
+	if len(blobs) == 0 {
+		t.Fatal("the script changed no file: pick another seed")
+	}
+	if !reflect.DeepEqual(ex.Blobs, blobs) {
+		t.Fatalf("the export carries %d contents; the events carried %d", len(ex.Blobs), len(blobs))
 	}
 }
 

@@ -1,0 +1,240 @@
+package boltstore
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+	bolt "go.etcd.io/bbolt"
+
+	"retrace/state"
+	"retrace/storage"
+)
+
+// A file content (blob) is stored under the 32 raw bytes of its SHA-256,
+// sealed like every other record (see record.go), so a flipped byte is
+// caught by the CRC before any decompression runs. Its payload:
+//
+//	[0]   codec: 0 the content as is, 1 zstd
+//	      uvarint the content's length
+//	rest  the content, as the codec says
+//
+// The checksum guards the record; the digest guards the content: every
+// read decompresses and hashes it again, and refuses what does not match
+// the key it was found under.
+const (
+	codecRaw  = 0
+	codecZstd = 1
+)
+
+// maxBlobSize bounds one content. bbolt refuses values of 2 GiB and more,
+// and a read holds the whole content in memory; workspace files past a few
+// MiB are not tracked at all. The bound also caps what a damaged length
+// could make a read allocate.
+const maxBlobSize = 1 << 30
+
+// One encoder and one decoder serve the whole process: both are safe for
+// concurrent EncodeAll and DecodeAll, and making them costs far more than
+// a small file's compression.
+var (
+	zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
+		// Our seal's CRC and the digest already check every byte, so
+		// zstd's own frame checksum would be a third.
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(false))
+		if err != nil {
+			panic(fmt.Sprintf("zstd encoder: %v", err)) // only bad options fail
+		}
+		return e
+	})
+	zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
+		// DecodeAll may write no more than the capacity it is given: the
+		// length the record declares, never what damaged data claims.
+		d, err := zstd.NewReader(nil, zstd.WithDecodeAllCapLimit(true), zstd.WithDecoderMaxMemory(maxBlobSize))
+		if err != nil {
+			panic(fmt.Sprintf("zstd decoder: %v", err))
+		}
+		return d
+	})
+)
+
+// blobKey is a digest as a bucket key: the 32 bytes its hex spells.
+// ok is false for anything but "sha256:" and 64 lowercase hex digits.
+func blobKey(digest string) ([]byte, bool) {
+	h, found := strings.CutPrefix(digest, "sha256:")
+	if !found || len(h) != 64 || strings.ToLower(h) != h {
+		return nil, false
+	}
+	k, err := hex.DecodeString(h)
+	return k, err == nil
+}
+
+// keyDigest is the digest a blob key stands for.
+func keyDigest(k []byte) string { return "sha256:" + hex.EncodeToString(k) }
+
+// encodeBlob seals data, compressed when that makes it smaller (text
+// does; an image or an archive does not, and is kept as is so reading it
+// costs no decompression).
+func encodeBlob(data []byte) []byte {
+	head := func(codec byte, room int) []byte {
+		buf := make([]byte, sealSize, sealSize+1+binary.MaxVarintLen64+room)
+		buf = append(buf, codec)
+		return binary.AppendUvarint(buf, uint64(len(data)))
+	}
+	z := head(codecZstd, len(data)/2)
+	if buf := zstdEncoder().EncodeAll(data, z); len(buf)-len(z) < len(data) {
+		return seal(buf)
+	}
+	return seal(append(head(codecRaw, len(data)), data...))
+}
+
+// decodeBlob checks a blob record and returns the content it holds, in
+// memory of its own. It does not check the digest: readBlob does.
+func decodeBlob(b []byte) ([]byte, error) {
+	p, err := unseal(b)
+	if err != nil {
+		return nil, err
+	}
+	if len(p) < 1 {
+		return nil, errShort
+	}
+	codec := p[0]
+	size, n := binary.Uvarint(p[1:])
+	if n <= 0 {
+		return nil, errors.New("bad content length")
+	}
+	if size > maxBlobSize {
+		return nil, fmt.Errorf("content length %d is more than a blob may hold", size)
+	}
+	body := p[1+n:]
+	switch codec {
+	case codecRaw:
+		if uint64(len(body)) != size {
+			return nil, fmt.Errorf("holds %d bytes of content but declares %d", len(body), size)
+		}
+		return append(make([]byte, 0, size), body...), nil
+	case codecZstd:
+		// A zstd block holds at most 128 KiB and takes at least a few
+		// bytes, so no data expands by more than 128 KiB a byte: a length
+		// past that is damage, and must not size the allocation below.
+		if size > uint64(len(body))<<17 {
+			return nil, fmt.Errorf("declares %d bytes, more than %d compressed bytes can hold", size, len(body))
+		}
+		out, err := zstdDecoder().DecodeAll(body, make([]byte, 0, size))
+		if err != nil {
+			return nil, fmt.Errorf("decompress: %w", err)
+		}
+		if uint64(len(out)) != size {
+			return nil, fmt.Errorf("decompresses to %d bytes but declares %d", len(out), size)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unknown content codec %d", codec)
+}
+
+// prepareBlobs checks the contents ev carries and seals each, before the
+// transaction: hashing and compressing a large file is CPU work that must
+// not hold the file lock other processes wait on. Contents the file turns
+// out to hold already were sealed for nothing, which is the cheaper
+// mistake: most contents an event carries are new.
+func prepareBlobs(ev state.Event) ([]state.Blob, [][]byte, error) {
+	blobs, err := storage.CheckBlobs(ev)
+	if err != nil {
+		return nil, nil, err
+	}
+	records := make([][]byte, len(blobs))
+	for i, b := range blobs {
+		if len(b.Data) > maxBlobSize {
+			return nil, nil, fmt.Errorf("%s carries file content %s of %d bytes; a blob holds at most %d: %w", ev.Kind, b.Digest, len(b.Data), maxBlobSize, storage.ErrInvalid)
+		}
+		records[i] = encodeBlob(b.Data)
+	}
+	return blobs, records, nil
+}
+
+// keepBlobs refuses ev if it refers to content neither it nor the file
+// holds, and puts every carried content the file does not hold yet. It
+// runs in the checkpoint's transaction: both are kept, or neither.
+func (s *Store) keepBlobs(tx *bolt.Tx, ev state.Event, blobs []state.Blob, records [][]byte) error {
+	if len(blobs) == 0 && len(ev.Files) == 0 {
+		return nil
+	}
+	bucket, err := s.blobsOf(tx)
+	if err != nil {
+		return err
+	}
+	held := func(d string) bool {
+		k, ok := blobKey(d)
+		return ok && bucket.Get(k) != nil
+	}
+	if err := storage.CheckReferences(ev, blobs, held); err != nil {
+		return err
+	}
+	for i, b := range blobs {
+		k, _ := blobKey(b.Digest) // CheckBlobs passed: a valid digest
+		if bucket.Get(k) != nil {
+			continue // content-addressed: what is there is the same
+		}
+		if err := bucket.Put(k, records[i]); err != nil {
+			return fmt.Errorf("keep file content %s: %w", b.Digest, err)
+		}
+	}
+	return nil
+}
+
+// Blob returns the file content with the given digest, checked against
+// the digest.
+func (s *Store) Blob(ctx context.Context, digest string) ([]byte, error) {
+	if _, ok := blobKey(digest); !ok {
+		return nil, fmt.Errorf("file content %q: not a sha256 digest: %w", digest, storage.ErrInvalid)
+	}
+	var data []byte
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		blobs, err := s.blobsOf(tx)
+		if err != nil {
+			return err
+		}
+		data, err = s.blobIn(blobs, digest)
+		return err
+	})
+	if errors.Is(err, errNoFile) {
+		return nil, s.noBlob(digest)
+	}
+	return data, err
+}
+
+func (s *Store) noBlob(digest string) error {
+	return fmt.Errorf("%s holds no file content %s: %w", s.path, digest, storage.ErrBlobNotFound)
+}
+
+// blobIn reads one content from the blobs bucket: decoded into memory of
+// its own (bbolt's dies with the transaction) and checked against its
+// digest. It runs inside the transaction, so damage it finds stops the
+// store writing, as damage any read finds does.
+func (s *Store) blobIn(blobs *bolt.Bucket, digest string) ([]byte, error) {
+	k, ok := blobKey(digest)
+	if !ok {
+		return nil, fmt.Errorf("file content %q: not a sha256 digest: %w", digest, storage.ErrInvalid)
+	}
+	raw := blobs.Get(k)
+	if raw == nil {
+		return nil, s.noBlob(digest)
+	}
+	return s.readBlob(digest, raw)
+}
+
+// readBlob decodes a blob record and checks it against its digest.
+func (s *Store) readBlob(digest string, raw []byte) ([]byte, error) {
+	data, err := decodeBlob(raw)
+	if err == nil {
+		err = storage.CheckBlob(digest, data)
+	}
+	if err != nil {
+		return nil, &storage.CorruptError{Path: s.path, Blob: digest, Reason: err.Error()}
+	}
+	return data, nil
+}

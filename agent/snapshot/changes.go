@@ -15,8 +15,8 @@ import (
 // is in the content cache, so a file the command overwrote can still be
 // given back.
 type Mark struct {
-	w     *Watcher
-	files map[string]entry
+	w    *Watcher
+	dirs map[string]*listing
 }
 
 // Mark scans the workspace: every file that is not ignored is hashed,
@@ -28,7 +28,7 @@ func (w *Watcher) Mark(ctx context.Context) (Mark, error) {
 	if err := s.run(); err != nil {
 		return Mark{}, fmt.Errorf("mark %s: %w", w.dir, err)
 	}
-	return Mark{w: w, files: s.seen}, nil
+	return Mark{w: w, dirs: s.seen}, nil
 }
 
 // Changes scans the workspace again and lists every path created, changed
@@ -47,29 +47,56 @@ func (w *Watcher) Changes(ctx context.Context, m Mark) ([]state.FileChange, []st
 	if err := s.run(); err != nil {
 		return nil, nil, fmt.Errorf("changes in %s: %w", w.dir, err)
 	}
-	changes := diff(m.files, s.seen)
+	changes := diff(m.dirs, s.seen)
 	blobs := w.attach(changes, s.kept)
 	return changes, blobs, nil
 }
 
-// diff lists the paths whose entries differ between before and after.
-func diff(before, after map[string]entry) []state.FileChange {
+// diff lists the paths whose entries differ between two scans, sorted.
+func diff(before, after map[string]*listing) []state.FileChange {
 	var out []state.FileChange
-	for p, b := range before {
-		a, ok := after[p]
-		switch {
-		case !ok:
-			out = append(out, state.FileChange{Path: p, Before: b.image(), After: state.FileImage{Absent: true}})
-		case differ(b, a):
-			out = append(out, state.FileChange{Path: p, Before: b.image(), After: a.image()})
-		}
+	for dir, b := range before {
+		out = diffListing(out, dir, b, after[dir])
 	}
-	for p, a := range after {
-		if _, ok := before[p]; !ok {
-			out = append(out, state.FileChange{Path: p, Before: state.FileImage{Absent: true}, After: a.image()})
+	for dir, a := range after {
+		if _, ok := before[dir]; !ok {
+			out = diffListing(out, dir, nil, a)
 		}
 	}
 	slices.SortFunc(out, func(x, y state.FileChange) int { return strings.Compare(x.Path, y.Path) })
+	return out
+}
+
+// diffListing adds the changes between two listings of dir to out; nil is
+// a directory that was not there (or not listed). Both are sorted by name,
+// so one pass through them in step finds every name on either side.
+func diffListing(out []state.FileChange, dir string, b, a *listing) []state.FileChange {
+	if b == a {
+		return out // the later scan found the directory as it was
+	}
+	if b == nil {
+		b = &listing{}
+	}
+	if a == nil {
+		a = &listing{}
+	}
+	absent := state.FileImage{Absent: true}
+	i, j := 0, 0
+	for i < len(b.names) || j < len(a.names) {
+		switch {
+		case j == len(a.names) || i < len(b.names) && b.names[i] < a.names[j]:
+			out = append(out, state.FileChange{Path: join(dir, b.names[i]), Before: b.entries[i].image(), After: absent})
+			i++
+		case i == len(b.names) || a.names[j] < b.names[i]:
+			out = append(out, state.FileChange{Path: join(dir, a.names[j]), Before: absent, After: a.entries[j].image()})
+			j++
+		default:
+			if differ(b.entries[i], a.entries[j]) {
+				out = append(out, state.FileChange{Path: join(dir, b.names[i]), Before: b.entries[i].image(), After: a.entries[j].image()})
+			}
+			i, j = i+1, j+1
+		}
+	}
 	return out
 }
 
@@ -85,7 +112,7 @@ func differ(b, a entry) bool {
 		return true
 	case b.hashed && a.hashed:
 		return b.sum != a.sum || b.perm() != a.perm()
-	case b.ignored || a.ignored:
+	case b.ignored != "" || a.ignored != "":
 		return b.size != a.size || b.mtime != a.mtime
 	}
 	return b.stamp != a.stamp

@@ -261,7 +261,7 @@ func TestDamagedContentObjectIsNotTrusted(t *testing.T) {
 			f := newFixture(t, Options{})
 			f.write("a.txt", "good")
 			m := f.mark()
-			_, file := f.w.objects.path(m.files["a.txt"].sum)
+			_, file := f.w.objects.path(flatten(m.dirs)["a.txt"].sum)
 			if err := damage(file); err != nil {
 				t.Fatal(err)
 			}
@@ -324,7 +324,7 @@ func TestIndexOfAnotherWorkspaceIsIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := decodeIndex("/elsewhere", data); !errors.Is(err, errBadIndex) {
+	if _, _, err := decodeIndex("/elsewhere", data); !errors.Is(err, errBadIndex) {
 		t.Errorf("decoding for another root: err = %v, want errBadIndex", err)
 	}
 }

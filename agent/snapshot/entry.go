@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"crypto/sha256"
+	"slices"
 
 	"retrace/state"
 )
@@ -17,11 +18,12 @@ type entry struct {
 	// content did not reach the content cache.
 	recheck bool
 	// untracked says why the content was not kept, for an entry that was
-	// not hashed.
+	// not hashed nor ignored.
 	untracked string
-	// ignored marks a path an ignore rule (or being .git) keeps out: it
-	// is compared by its size and mtime only, and never read.
-	ignored bool
+	// ignored says why an ignore rule (or being .git, or a directory that
+	// could not be listed) keeps the path out: it is never read, and is
+	// compared by its size and mtime only.
+	ignored string
 }
 
 // vouched reports whether a later scan, or a later process through the
@@ -30,8 +32,13 @@ func (e entry) vouched() bool { return e.hashed && !e.recheck && e.isRegular() }
 
 // image is the entry as a checkpoint records it.
 func (e entry) image() state.FileImage {
-	if e.hashed {
+	switch {
+	case e.hashed:
 		return state.FileImage{Blob: formatDigest(e.sum), Size: e.size, Mode: e.perm()}
+	case e.ignored != "" && e.isDir():
+		return notKept(e.stamp, notCompared(e.ignored))
+	case e.ignored != "":
+		return notKept(e.stamp, e.ignored)
 	}
 	return notKept(e.stamp, e.untracked)
 }
@@ -47,4 +54,60 @@ func notKept(st stamp, reason string) state.FileImage {
 		img.Mode = st.perm()
 	}
 	return img
+}
+
+// listing is what a scan saw in one directory: its entries, bar the
+// subdirectories it went into, sorted by name. Listings are never changed
+// once made: a Mark and the stat cache share them, and a scan that finds a
+// directory as it was keeps the old listing, so Changes passes over it at
+// a glance.
+type listing struct {
+	names   []string
+	entries []entry
+	rules   string // the key of the ignore rules it was made under
+}
+
+// selfName is the one name in the listing of a directory that could not
+// be listed: the entry is the directory's own.
+const selfName = ""
+
+func (l *listing) add(name string, e entry) {
+	l.names = append(l.names, name)
+	l.entries = append(l.entries, e)
+}
+
+// same reports whether two listings hold the same entries.
+func (l *listing) same(m *listing) bool {
+	return l.rules == m.rules && slices.Equal(l.names, m.names) && slices.Equal(l.entries, m.entries)
+}
+
+// cursor finds names in a listing in ascending order, as a scan meets
+// them in the next listing of the same directory.
+type cursor struct {
+	l *listing
+	i int
+}
+
+func (c *cursor) find(name string) (entry, bool) {
+	if c.l == nil {
+		return entry{}, false
+	}
+	for c.i < len(c.l.names) && c.l.names[c.i] < name {
+		c.i++
+	}
+	if c.i < len(c.l.names) && c.l.names[c.i] == name {
+		return c.l.entries[c.i], true
+	}
+	return entry{}, false
+}
+
+// join makes the workspace path of name in dir ("." for the root).
+func join(dir, name string) string {
+	switch {
+	case dir == ".":
+		return name
+	case name == selfName:
+		return dir
+	}
+	return dir + "/" + name
 }

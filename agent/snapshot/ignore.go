@@ -2,6 +2,8 @@ package snapshot
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"strings"
 
@@ -42,6 +44,16 @@ const gitDirName = ".git"
 type ignoreRules struct {
 	gitignore []gitignore.Pattern
 	exclude   []gitignore.Pattern
+	// key fingerprints the patterns: rules with equal keys decide every
+	// path alike, so a scan may take the last scan's decisions for a
+	// directory whose rules have not changed instead of matching again.
+	key string
+}
+
+// newIgnoreRules starts the rules at the root, with the exclude list.
+func newIgnoreRules(exclude []string) ignoreRules {
+	joined := []byte(strings.Join(exclude, "\n"))
+	return ignoreRules{exclude: parsePatterns(joined, nil), key: fingerprint("exclude", joined)}
 }
 
 // parsePatterns reads gitignore-syntax lines; domain is the directory the
@@ -58,14 +70,18 @@ func parsePatterns(data []byte, domain []string) []gitignore.Pattern {
 	return ps
 }
 
-// with returns the rules plus a directory's own .gitignore patterns,
-// leaving r as it was for the directory's siblings.
-func (r ignoreRules) with(ps []gitignore.Pattern) ignoreRules {
-	if len(ps) == 0 {
-		return r
-	}
-	r.gitignore = append(slices.Clip(r.gitignore), ps...)
+// with returns the rules plus those of the .gitignore in dir (components
+// domain), whose content is data, leaving r as it was for the directory's
+// siblings.
+func (r ignoreRules) with(dir string, domain []string, data []byte) ignoreRules {
+	r.gitignore = append(slices.Clip(r.gitignore), parsePatterns(data, domain)...)
+	r.key += fingerprint(dir, data)
 	return r
+}
+
+func fingerprint(name string, data []byte) string {
+	sum := sha256.Sum256(data)
+	return "|" + name + ":" + hex.EncodeToString(sum[:8])
 }
 
 // reason says why the path (as components) is ignored, or "" when it is

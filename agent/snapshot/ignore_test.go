@@ -89,14 +89,27 @@ func TestIgnoredPathsCreatedAndDeleted(t *testing.T) {
 }
 
 // TestGitignoreEditIsNotAFileChange: a path that turns from ignored to
-// tracked because .gitignore changed is not itself a change; .gitignore is.
+// tracked because .gitignore changed is not itself a change; .gitignore
+// is. From then on the path is tracked: a scan must not take the last
+// scan's decision for it once the rules changed.
 func TestGitignoreEditIsNotAFileChange(t *testing.T) {
 	f := ignoredWorkspace(t)
 	m := f.mark()
 	f.write(".gitignore", "build/\n")
+	f.write("sub/.gitignore", "")
 	changes, blobs := f.changes(m)
 	wantSummary(t, summary(changes, blobs), []string{
 		".gitignore: build/\n*.log\n!keep.log\n!build/out.bin\n -> build/\n",
+		"sub/.gitignore: local.txt\r\n -> ",
+	})
+
+	m = f.mark()
+	f.write("x.log", "now tracked")
+	f.write("sub/local.txt", "tracked too")
+	changes, blobs = f.changes(m)
+	wantSummary(t, summary(changes, blobs), []string{
+		"sub/local.txt: local -> tracked too",
+		"x.log: x -> now tracked",
 	})
 }
 

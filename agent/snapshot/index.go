@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 
 	"retrace/state"
 )
@@ -42,60 +45,66 @@ func indexFile(cacheDir, root string) string {
 
 // encodeIndex writes the entries worth keeping: files whose content was
 // hashed and whose stamp can vouch for it on a later scan.
-func encodeIndex(root string, entries map[string]entry) []byte {
-	b := make([]byte, 0, 64+len(root)+len(entries)*100)
+func encodeIndex(root string, dirs map[string]*listing) []byte {
+	n := 0
+	for _, l := range dirs {
+		for _, e := range l.entries {
+			if e.vouched() {
+				n++
+			}
+		}
+	}
+	b := make([]byte, 0, 64+len(root)+n*100)
 	b = append(b, indexMagic...)
 	b = append(b, indexVersion)
 	b = binary.AppendUvarint(b, uint64(len(root)))
 	b = append(b, root...)
-	n := 0
-	for _, e := range entries {
-		if e.vouched() {
-			n++
-		}
-	}
 	b = binary.AppendUvarint(b, uint64(n))
-	for p, e := range entries {
-		if !e.vouched() {
-			continue
+	for dir, l := range dirs {
+		for i, e := range l.entries {
+			if !e.vouched() {
+				continue
+			}
+			p := join(dir, l.names[i])
+			b = binary.AppendUvarint(b, uint64(len(p)))
+			b = append(b, p...)
+			b = binary.AppendVarint(b, e.size)
+			b = binary.AppendVarint(b, e.mtime)
+			b = binary.AppendVarint(b, e.ctime)
+			b = binary.AppendUvarint(b, e.ino)
+			b = binary.AppendUvarint(b, uint64(e.mode))
+			b = append(b, e.sum[:]...)
 		}
-		b = binary.AppendUvarint(b, uint64(len(p)))
-		b = append(b, p...)
-		b = binary.AppendVarint(b, e.size)
-		b = binary.AppendVarint(b, e.mtime)
-		b = binary.AppendVarint(b, e.ctime)
-		b = binary.AppendUvarint(b, e.ino)
-		b = binary.AppendUvarint(b, uint64(e.mode))
-		b = append(b, e.sum[:]...)
 	}
 	sum := sha256.Sum256(b)
 	return append(b, sum[:]...)
 }
 
-// decodeIndex reads what encodeIndex wrote for root. Anything else, from
-// a truncated write to another workspace's index, is errBadIndex.
-func decodeIndex(root string, data []byte) (map[string]entry, error) {
+// decodeIndex reads what encodeIndex wrote for root, as listings by
+// directory, and how many entries they hold. Anything else, from a
+// truncated write to another workspace's index, is errBadIndex.
+func decodeIndex(root string, data []byte) (map[string]*listing, int, error) {
 	if len(data) < sha256.Size {
-		return nil, fmt.Errorf("%w: %d bytes", errBadIndex, len(data))
+		return nil, 0, fmt.Errorf("%w: %d bytes", errBadIndex, len(data))
 	}
 	body, tail := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
 	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], tail) {
-		return nil, fmt.Errorf("%w: checksum does not match", errBadIndex)
+		return nil, 0, fmt.Errorf("%w: checksum does not match", errBadIndex)
 	}
 	r := indexReader{b: body}
 	if magic := r.bytes(len(indexMagic)); string(magic) != indexMagic || r.byte() != indexVersion {
-		return nil, fmt.Errorf("%w: unknown header", errBadIndex)
+		return nil, 0, fmt.Errorf("%w: unknown header", errBadIndex)
 	}
 	if got := r.str(); r.err == nil && got != root {
-		return nil, fmt.Errorf("%w: describes %q", errBadIndex, got)
+		return nil, 0, fmt.Errorf("%w: describes %q", errBadIndex, got)
 	}
 	n := r.uvarint()
 	// Each entry takes at least 38 bytes; a count beyond what is left is
 	// damage, and must not size an allocation.
 	if r.err == nil && n > uint64(len(r.b))/38 {
-		return nil, fmt.Errorf("%w: %d entries in %d bytes", errBadIndex, n, len(r.b))
+		return nil, 0, fmt.Errorf("%w: %d entries in %d bytes", errBadIndex, n, len(r.b))
 	}
-	entries := make(map[string]entry, n)
+	files := make(map[string]entry, n)
 	for range n {
 		p := r.str()
 		var e entry
@@ -106,18 +115,33 @@ func decodeIndex(root string, data []byte) (map[string]entry, error) {
 		if r.err != nil {
 			break
 		}
-		if !state.ValidPath(p) || !e.isRegular() || e.size < 0 {
-			return nil, fmt.Errorf("%w: entry %q", errBadIndex, p)
+		if _, dup := files[p]; dup || !state.ValidPath(p) || !e.isRegular() || e.size < 0 {
+			return nil, 0, fmt.Errorf("%w: entry %q", errBadIndex, p)
 		}
-		entries[p] = e
+		files[p] = e
 	}
 	if r.err == nil && len(r.b) != 0 {
 		r.err = fmt.Errorf("%d bytes after the last entry", len(r.b))
 	}
 	if r.err != nil {
-		return nil, fmt.Errorf("%w: %v", errBadIndex, r.err)
+		return nil, 0, fmt.Errorf("%w: %v", errBadIndex, r.err)
 	}
-	return entries, nil
+	return listingsOf(files), len(files), nil
+}
+
+// listingsOf groups files by directory into sorted listings.
+func listingsOf(files map[string]entry) map[string]*listing {
+	dirs := map[string]*listing{}
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		dir := path.Dir(p)
+		l := dirs[dir]
+		if l == nil {
+			l = &listing{}
+			dirs[dir] = l
+		}
+		l.add(path.Base(p), files[p])
+	}
+	return dirs
 }
 
 // indexReader reads the index's fields in turn; the first shortfall sticks
@@ -188,24 +212,25 @@ func (r *indexReader) fail(msg string) {
 	}
 }
 
-// loadIndex reads the workspace's index; any failure means starting from
-// nothing, which costs one full read of the workspace and nothing else.
-func loadIndex(file, root string) map[string]entry {
+// loadIndex reads the workspace's index, and how many entries it holds;
+// any failure means starting from nothing, which costs one full read of
+// the workspace and nothing else.
+func loadIndex(file, root string) (map[string]*listing, int) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return map[string]entry{}
+		return map[string]*listing{}, 0
 	}
-	entries, err := decodeIndex(root, data)
+	dirs, n, err := decodeIndex(root, data)
 	if err != nil {
-		return map[string]entry{}
+		return map[string]*listing{}, 0
 	}
-	return entries
+	return dirs, n
 }
 
 // saveIndex writes the workspace's index in place of the old one.
-func saveIndex(file, root string, entries map[string]entry) error {
+func saveIndex(file, root string, dirs map[string]*listing) error {
 	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 		return fmt.Errorf("make index directory: %w", err)
 	}
-	return writeAtomic(file, encodeIndex(root, entries))
+	return writeAtomic(file, encodeIndex(root, dirs))
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"runtime"
 	"slices"
 	"sync"
@@ -33,7 +32,7 @@ type scan struct {
 
 	mu   sync.Mutex // guards the fields below
 	err  error
-	seen map[string]entry
+	seen map[string]*listing // by directory
 	kept map[[sha256.Size]byte][]byte
 	// fresh counts the vouched entries the index does not hold yet;
 	// carried, those it does hold that came through unchanged.
@@ -53,7 +52,7 @@ func (w *Watcher) newScan(ctx context.Context, keep, strict bool) *scan {
 		keep:   keep,
 		strict: strict,
 		spare:  make(chan struct{}, scanWorkers-1),
-		seen:   make(map[string]entry, len(w.last)),
+		seen:   make(map[string]*listing, len(w.last)),
 		kept:   map[[sha256.Size]byte][]byte{},
 	}
 	for range scanWorkers - 1 {
@@ -65,7 +64,7 @@ func (w *Watcher) newScan(ctx context.Context, keep, strict bool) *scan {
 // run walks the whole workspace, then makes what it saw the stat cache,
 // writing the index when the cache learned or lost something it holds.
 func (s *scan) run() error {
-	s.walk(dirJob{dir: ".", rules: ignoreRules{exclude: s.w.exclude}})
+	s.walk(dirJob{dir: ".", rules: s.w.rules})
 	s.wg.Wait()
 	if s.err != nil {
 		return s.err
@@ -114,37 +113,30 @@ func (s *scan) descend(j dirJob) {
 	}
 }
 
-// batch is what one directory's listing found, merged into the scan in
-// one go so the goroutines rarely meet on the lock.
-type batch struct {
-	paths          []string
-	entries        []entry
-	kept           [][]byte // content read, for the entries that were hashed
+// tally is what a directory's walk adds to the scan besides its listing.
+type tally struct {
+	kept           [][]byte // content read, when the scan keeps it
 	fresh, carried int
 }
 
-func (b *batch) add(rel string, e entry) {
-	b.paths = append(b.paths, rel)
-	b.entries = append(b.entries, e)
-}
-
-func (s *scan) merge(b *batch) {
+// merge adds one directory's listing to the scan, in one go so that the
+// goroutines rarely meet on the lock.
+func (s *scan) merge(dir string, l *listing, t *tally) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, p := range b.paths {
-		s.seen[p] = b.entries[i]
-	}
-	for _, data := range b.kept {
+	s.seen[dir] = l
+	for _, data := range t.kept {
 		s.kept[sha256.Sum256(data)] = data
 	}
-	s.fresh += b.fresh
-	s.carried += b.carried
+	s.fresh += t.fresh
+	s.carried += t.carried
 }
 
 // walk lists a directory, records its entries and goes down every
 // subdirectory that is not ignored. It is its own walk rather than
 // fs.WalkDir so that each directory's .gitignore, found in the listing it
-// already has, is read before the entries it rules on, and so that
+// already has, is read before the entries it rules on; so that the stat
+// cache is met directory by directory, in the same order; and so that
 // directories can be walked side by side.
 func (s *scan) walk(j dirJob) {
 	if err := s.ctx.Err(); err != nil {
@@ -158,56 +150,92 @@ func (s *scan) walk(j dirJob) {
 		s.unlisted(j.dir, err)
 		return
 	}
-	rules := j.rules
 	for _, d := range list {
 		if d.Name() == ".gitignore" && d.Type().IsRegular() {
 			// Unreadable: passed over, as readGitignore explains.
-			if data, err := s.w.root.ReadFile(path.Join(j.dir, ".gitignore")); err == nil {
-				rules = rules.with(parsePatterns(data, j.comps))
+			if data, err := s.w.root.ReadFile(join(j.dir, ".gitignore")); err == nil {
+				j.rules = j.rules.with(j.dir, j.comps, data)
 			}
 		}
 	}
-	var b batch
-	var subdirs []dirJob
-	// One slice for every entry's components: the patterns only read it.
-	comps := append(slices.Clip(j.comps), "")
+	old := s.w.last[j.dir]
+	ds := dirScan{
+		s:     s,
+		job:   j,
+		prev:  cursor{l: old},
+		l:     &listing{names: make([]string, 0, len(list)), entries: make([]entry, 0, len(list)), rules: j.rules.key},
+		comps: append(slices.Clip(j.comps), ""),
+		// The last listing's ignore decisions stand while the rules do.
+		sameRules: old != nil && old.rules == j.rules.key,
+	}
 	for _, d := range list {
-		rel := path.Join(j.dir, d.Name())
-		info, err := d.Info()
-		if isMissing(err) {
-			continue
-		} else if err != nil {
-			s.fail(fmt.Errorf("stat %s: %w", rel, err))
+		if err := ds.visit(d); err != nil {
+			s.fail(err)
 			return
 		}
-		st := stampOf(info)
-		comps[len(comps)-1] = d.Name()
-		reason := rules.reason(comps, st.isDir())
-		if d.Name() == gitDirName {
-			reason = reasonGitDir
-		}
-		switch {
-		case reason != "" && st.isDir():
-			b.add(rel, entry{stamp: st, untracked: notCompared(reason), ignored: true})
-		case reason != "":
-			b.add(rel, entry{stamp: st, untracked: reason, ignored: true})
-		case st.isDir():
-			subdirs = append(subdirs, dirJob{dir: rel, comps: slices.Clone(comps), rules: rules})
-		case st.isSymlink():
-			b.add(rel, entry{stamp: st, untracked: reasonSymlink})
-		case !st.isRegular():
-			b.add(rel, entry{stamp: st, untracked: reasonNotRegular})
-		default:
-			if err := s.file(rel, st, &b); err != nil {
-				s.fail(err)
-				return
-			}
-		}
 	}
-	s.merge(&b)
-	for _, sub := range subdirs {
+	if old != nil && ds.l.same(old) {
+		ds.l = old
+	}
+	s.merge(j.dir, ds.l, &ds.t)
+	for _, sub := range ds.subdirs {
 		s.descend(sub)
 	}
+}
+
+// dirScan is the walk of one directory under way.
+type dirScan struct {
+	s         *scan
+	job       dirJob
+	prev      cursor // in the last scan's listing of the directory
+	sameRules bool   // the rules are those of the last listing
+	l         *listing
+	t         tally
+	comps     []string // an entry's path components; the patterns only read it
+	subdirs   []dirJob
+}
+
+// visit records one entry of the directory, or queues it to be walked.
+func (ds *dirScan) visit(d fs.DirEntry) error {
+	name := d.Name()
+	rel := join(ds.job.dir, name)
+	info, err := d.Info()
+	if isMissing(err) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("stat %s: %w", rel, err)
+	}
+	st := stampOf(info)
+	before, seen := ds.prev.find(name)
+	ds.comps[len(ds.comps)-1] = name
+	var reason string
+	switch {
+	case ds.sameRules && seen && before.isDir() == st.isDir():
+		reason = before.ignored
+	case name == gitDirName:
+		reason = reasonGitDir
+	default:
+		reason = ds.job.rules.reason(ds.comps, st.isDir())
+	}
+	switch {
+	case reason != "":
+		ds.l.add(name, entry{stamp: st, ignored: reason})
+	case st.isDir():
+		ds.subdirs = append(ds.subdirs, dirJob{dir: rel, comps: slices.Clone(ds.comps), rules: ds.job.rules})
+	case st.isSymlink():
+		ds.l.add(name, entry{stamp: st, untracked: reasonSymlink})
+	case !st.isRegular():
+		ds.l.add(name, entry{stamp: st, untracked: reasonNotRegular})
+	default:
+		e, ok, err := ds.s.file(rel, st, before, &ds.t)
+		if err != nil {
+			return err
+		}
+		if ok {
+			ds.l.add(name, e)
+		}
+	}
+	return nil
 }
 
 // unlisted records a directory the walk could not list: the root is an
@@ -225,51 +253,48 @@ func (s *scan) unlisted(dir string, err error) {
 		s.fail(fmt.Errorf("stat %s: %w", dir, serr))
 		return
 	}
-	var b batch
-	b.add(dir, entry{stamp: stampOf(info), untracked: notCompared(unreadable(err)), ignored: true})
-	s.merge(&b)
+	l := &listing{}
+	l.add(selfName, entry{stamp: stampOf(info), ignored: unreadable(err)})
+	s.merge(dir, l, &tally{})
 }
 
-// file records the regular file at rel, which the listing found with stamp
-// st: from the stat cache when st vouches for a digest there, else by
-// reading and hashing it, and keeping its content in the content cache.
-func (s *scan) file(rel string, st stamp, b *batch) error {
+// file makes the entry of the regular file at rel, which the listing found
+// with stamp st and the last scan with entry before: that one again when
+// st vouches for its digest, else by reading and hashing the file and
+// keeping its content in the content cache. ok is false when the file
+// went away meanwhile.
+func (s *scan) file(rel string, st stamp, before entry, t *tally) (e entry, ok bool, err error) {
 	w := s.w
 	if st.size > w.opts.MaxFileSize {
-		b.add(rel, entry{stamp: st, untracked: capReason(w.opts.MaxFileSize)})
-		return nil
+		return entry{stamp: st, untracked: capReason(w.opts.MaxFileSize)}, true, nil
 	}
-	if old, ok := w.last[rel]; ok && old.vouched() && old.stamp == st {
-		b.add(rel, old)
-		b.carried++
-		return nil
+	if before.vouched() && before.stamp == st {
+		t.carried++
+		return before, true, nil
 	}
 	data, got, reason, err := w.readFile(rel, st)
 	switch {
 	case isMissing(err):
-		return nil // deleted since the listing: not there
+		return entry{}, false, nil
 	case err != nil:
-		b.add(rel, entry{stamp: st, untracked: unreadable(err)})
-		return nil
+		return entry{stamp: st, untracked: unreadable(err)}, true, nil
 	case reason != "":
-		b.add(rel, entry{stamp: got, untracked: reason})
-		return nil
+		return entry{stamp: got, untracked: reason}, true, nil
 	}
-	e := entry{stamp: got, sum: sha256.Sum256(data), hashed: true, recheck: got.recent(s.start)}
+	e = entry{stamp: got, sum: sha256.Sum256(data), hashed: true, recheck: got.recent(s.start)}
 	if err := w.objects.put(e.sum, data); err != nil {
 		if s.strict {
-			return fmt.Errorf("keep %s: %w", rel, err)
+			return entry{}, false, fmt.Errorf("keep %s: %w", rel, err)
 		}
 		e.recheck = true // so that the next scan tries to keep it again
 	}
 	if s.keep {
-		b.kept = append(b.kept, data)
+		t.kept = append(t.kept, data)
 	}
 	if e.vouched() {
-		b.fresh++
+		t.fresh++
 	}
-	b.add(rel, e)
-	return nil
+	return e, true, nil
 }
 
 // unreadable is the reason for a path that could not be read, with the

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
-
 	"retrace/state"
 )
 
@@ -29,7 +27,7 @@ type Watcher struct {
 	fsys    fs.FS // root.FS(), which the scans walk
 	dir     string
 	opts    Options
-	exclude []gitignore.Pattern
+	rules   ignoreRules // at the root: the exclude list
 	objects *objects
 	index   string
 
@@ -37,7 +35,7 @@ type Watcher struct {
 	// before the first one: the stat cache a scan consults before reading a
 	// file. A scan builds a new map and never changes an old one, since a
 	// Mark holds on to it.
-	last map[string]entry
+	last map[string]*listing
 	// saved counts the entries of last that the index on disk holds, so a
 	// scan that changed none of them does not write it again.
 	saved int
@@ -76,13 +74,12 @@ func New(dir string, opts Options) (*Watcher, error) {
 		fsys:    root.FS(),
 		dir:     abs,
 		opts:    opts,
-		exclude: parsePatterns([]byte(strings.Join(opts.Exclude, "\n")), nil),
+		rules:   newIgnoreRules(opts.Exclude),
 		objects: newObjects(opts.CacheDir),
 		index:   indexFile(opts.CacheDir, abs),
 		now:     time.Now,
 	}
-	w.last = loadIndex(w.index, abs)
-	w.saved = len(w.last)
+	w.last, w.saved = loadIndex(w.index, abs)
 	return w, nil
 }
 
@@ -105,12 +102,15 @@ func (w *Watcher) Image(p string) (state.FileImage, []byte, error) {
 		return state.FileImage{}, nil, fmt.Errorf("image %q: %w", p, ErrInvalidPath)
 	}
 	comps := strings.Split(p, "/")
-	rules := ignoreRules{exclude: w.exclude}
+	rules := w.rules
 	for i := range comps {
 		if comps[i] == gitDirName {
 			return state.FileImage{Untracked: reasonGitDir}, nil, nil
 		}
-		dir := path.Join(comps[:i]...)
+		dir := "."
+		if i > 0 {
+			dir = path.Join(comps[:i]...)
+		}
 		if i > 0 {
 			info, err := w.root.Lstat(dir)
 			switch {
@@ -127,7 +127,9 @@ func (w *Watcher) Image(p string) (state.FileImage, []byte, error) {
 				return state.FileImage{Untracked: reason}, nil, nil
 			}
 		}
-		rules = rules.with(w.readGitignore(dir, comps[:i]))
+		if data := w.readGitignore(dir); data != nil {
+			rules = rules.with(dir, comps[:i], data)
+		}
 	}
 	info, err := w.root.Lstat(p)
 	if isMissing(err) {
@@ -225,12 +227,12 @@ func readCapped(r io.Reader, size, limit int64) ([]byte, error) {
 	}
 }
 
-// readGitignore reads the patterns of dir's .gitignore, if it has one. A
+// readGitignore reads dir's .gitignore, if it has one (nil if not). A
 // .gitignore that is not a regular file, or cannot be read, is passed over
 // as git passes it over (with a warning we have nowhere to show): failing
 // the whole scan for it would lose every other file's changes.
-func (w *Watcher) readGitignore(dir string, domain []string) []gitignore.Pattern {
-	name := path.Join(dir, ".gitignore")
+func (w *Watcher) readGitignore(dir string) []byte {
+	name := join(dir, ".gitignore")
 	if info, err := w.root.Lstat(name); err != nil || !info.Mode().IsRegular() {
 		return nil
 	}
@@ -238,5 +240,5 @@ func (w *Watcher) readGitignore(dir string, domain []string) []gitignore.Pattern
 	if err != nil {
 		return nil
 	}
-	return parsePatterns(data, domain)
+	return data
 }

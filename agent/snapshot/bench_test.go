@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
-	"syscall"
 	"testing"
 )
 
@@ -83,17 +82,6 @@ func BenchmarkCommandScan(b *testing.B) {
 	}
 	b.ReportMetric(float64(reads.Load())/float64(n), "reads/op")
 	b.ReportMetric(float64(cpuTime(b)-cpu)/1e6/float64(n), "cpu-ms/op")
-}
-
-// cpuTime is the CPU time (user and system) the process has used, in ns:
-// on a shared machine it says what a scan costs when the wall-clock time
-// also counts the waits for a CPU that another job holds.
-func cpuTime(b *testing.B) int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // BenchmarkFirstMark is the cold cost: a new watcher with an empty cache

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
 
 	"retrace/state"
@@ -25,33 +24,6 @@ func TestImageOfAFile(t *testing.T) {
 	want := state.FileImage{Blob: Digest([]byte("hello")), Size: 5, Mode: 0o750}
 	if img != want || string(data) != "hello" {
 		t.Errorf("Image = %+v %q, want %+v \"hello\"", img, data, want)
-	}
-}
-
-func TestImageOfWhatIsNotAFile(t *testing.T) {
-	f := newFixture(t, Options{})
-	f.write("a.txt", "a")
-	f.write("dir/b.txt", "b")
-	if err := syscall.Mkfifo(f.path("fifo"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		path string
-		want state.FileImage
-	}{
-		{"missing", state.FileImage{Absent: true}},
-		{"no/such/dir/file", state.FileImage{Absent: true}},
-		{"a.txt/under/a/file", state.FileImage{Absent: true}},
-		{"dir", state.FileImage{Untracked: reasonDirectory, Mode: 0o755}},
-		{"fifo", state.FileImage{Untracked: reasonNotRegular}},
-	} {
-		img, data, err := f.w.Image(c.path)
-		if err != nil || img != c.want || data != nil {
-			t.Errorf("Image(%s) = %+v, %q, %v; want %+v", c.path, img, data, err, c.want)
-		}
-	}
-	if got := f.takeReads(); len(got) != 0 {
-		t.Errorf("read %v", got)
 	}
 }
 

@@ -31,10 +31,10 @@ type Watcher struct {
 	objects *objects
 	index   string
 
-	// last is what the latest scan saw, or what the index on disk said
-	// before the first one: the stat cache a scan consults before reading a
-	// file. A scan builds a new map and never changes an old one, since a
-	// Mark holds on to it.
+	// last is what the latest scan saw, by directory, or what the index
+	// on disk said before the first one: the stat cache a scan consults
+	// before reading a file. A scan builds new listings and never changes
+	// old ones, since a Mark holds on to them.
 	last map[string]*listing
 	// saved counts the entries of last that the index on disk holds, so a
 	// scan that changed none of them does not write it again.

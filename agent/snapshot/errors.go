@@ -1,0 +1,20 @@
+package snapshot
+
+import "errors"
+
+// ErrInvalidPath is wrapped by the error for a path that is not relative,
+// slash-separated and clean (state.ValidPath): the watcher names files the
+// way a checkpoint does, and refuses anything that could climb out.
+var ErrInvalidPath = errors.New("not a clean path inside the workspace")
+
+// ErrNotRestorable is wrapped by Put's error for an image whose content was
+// not kept (Untracked): there is nothing to write back.
+var ErrNotRestorable = errors.New("the image's content was not kept")
+
+// ErrDigestMismatch is wrapped by Put's error when the data is not the
+// content the image names: writing it would put back the wrong file.
+var ErrDigestMismatch = errors.New("data does not match the image's digest")
+
+// ErrForeignMark is wrapped by Changes' error for a Mark another Watcher
+// took, or the zero Mark: its paths and digests mean nothing here.
+var ErrForeignMark = errors.New("the mark was not taken by this watcher")

@@ -1,0 +1,64 @@
+package snapshot
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// DefaultMaxFileSize is the size cap when Options.MaxFileSize is zero:
+// large enough for any source file, small enough that a stray video or
+// database in the workspace does not fill the store.
+const DefaultMaxFileSize = 10 << 20
+
+// Options tune a Watcher. The zero value is ready to use.
+type Options struct {
+	// MaxFileSize is the largest file whose content is kept, in bytes.
+	// A larger file is noted with its size and mode only, and is never
+	// read whole into memory. Zero or less means DefaultMaxFileSize.
+	MaxFileSize int64
+
+	// Exclude lists gitignore-syntax patterns, relative to the root, for
+	// paths the user never wants kept (secrets, build output). They come
+	// on top of the workspace's .gitignore files and win over them.
+	Exclude []string
+
+	// CacheDir holds the content cache, shared by every workspace, and
+	// one stat index per workspace. Empty means the user's cache
+	// directory: os.UserCacheDir()/retrace/objects.
+	CacheDir string
+}
+
+// withDefaults fills in what the zero value leaves open.
+func (o Options) withDefaults() (Options, error) {
+	if o.MaxFileSize <= 0 {
+		o.MaxFileSize = DefaultMaxFileSize
+	}
+	if o.CacheDir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return o, fmt.Errorf("find the user's cache directory: %w", err)
+		}
+		o.CacheDir = filepath.Join(base, "retrace", "objects")
+	}
+	return o, nil
+}
+
+// capReason says why a file's content was not kept, naming the real cap.
+func capReason(limit int64) string {
+	return "larger than the " + sizeLabel(limit) + " cap"
+}
+
+// sizeLabel writes a size the way a person would say it: "10 MiB",
+// "512 KiB", or plain bytes when neither divides it.
+func sizeLabel(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	case n == 1:
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

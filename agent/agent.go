@@ -78,6 +78,17 @@ type Options struct {
 	// Endpoint is the model the agent talks to, as the session records
 	// it: a task that begins with another one records it first.
 	Endpoint state.Endpoint
+	// Files records what each tool call changes in the workspace, for its
+	// checkpoint to carry; nil records nothing.
+	Files Recorder
+}
+
+// Recorder finds what a tool call changed in the workspace. Start is
+// called just before the call runs; the function it returns, called just
+// after, gives every file the call created, changed or deleted, and the
+// contents those changes refer to.
+type Recorder interface {
+	Start(ctx context.Context, name, args string) (func(context.Context) ([]state.FileChange, []state.Blob, error), error)
 }
 
 // Agent runs the tasks of one session.

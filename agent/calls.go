@@ -57,16 +57,59 @@ func (a *Agent) runCalls(ctx context.Context, open []state.ToolRequest) error {
 		return err
 	}
 	start := time.Now()
+	changed := noChanges
+	if a.opts.Files != nil {
+		var err error
+		if changed, err = a.opts.Files.Start(ctx, call.Name, call.Arguments); err != nil {
+			// A change nobody recorded could never be rolled back: the
+			// call does not run.
+			return finish("", fmt.Sprintf("retrace could not read the workspace before this call, so it was not run: %v", err), time.Since(start))
+		}
+	}
 	result, err := a.tools.Run(ctx, call.Name, call.Arguments)
 	if ctx.Err() != nil {
+		a.keepInterruptedChanges(ctx, call, changed, result, err, time.Since(start))
 		return ctx.Err() // the interrupted event answers the call
 	}
 	errText := ""
 	if err != nil {
 		errText = err.Error()
 	}
-	return finish(result, errText, time.Since(start))
+	files, blobs, ferr := changed(ctx)
+	if ferr != nil {
+		note := fmt.Sprintf("(retrace could not record which files this call changed, so a rollback will not restore them: %v)", ferr)
+		if errText != "" {
+			errText += " " + note
+		} else {
+			result += "\n" + note
+		}
+	}
+	_, err = a.commit(ctx, state.Event{Kind: state.ToolFinished, Files: files, Blobs: blobs,
+		Tool: &state.ToolCall{ID: call.ID, Result: result, Error: errText, DurationMS: time.Since(start).Milliseconds()}})
+	return err
 }
+
+// keepInterruptedChanges records what a call changed in the workspace
+// before it was stopped, so that a rollback can undo it: the call is
+// finished with what it printed and why it stopped. A call that changed
+// nothing is left for the interrupted event to answer, as any other.
+func (a *Agent) keepInterruptedChanges(ctx context.Context, call state.ToolRequest, changed func(context.Context) ([]state.FileChange, []state.Blob, error), result string, err error, d time.Duration) {
+	keep := context.WithoutCancel(ctx)
+	files, blobs, ferr := changed(keep)
+	if ferr != nil || len(files) == 0 {
+		return
+	}
+	errText := "interrupted"
+	if err != nil {
+		errText = err.Error()
+	}
+	// If this checkpoint cannot be kept, the interrupted event that
+	// follows cannot either, and that failure is the one reported.
+	_, _ = a.commit(keep, state.Event{Kind: state.ToolFinished, Files: files, Blobs: blobs,
+		Tool: &state.ToolCall{ID: call.ID, Result: result, Error: errText, DurationMS: d.Milliseconds()}})
+}
+
+func noChanges(context.Context) ([]state.FileChange, []state.Blob, error) { return nil, nil, nil }
 
 func (a *Agent) revisePlan(ctx context.Context, call state.ToolRequest) error {
 	p, err := tools.ParsePlan(call.Arguments)

@@ -1,0 +1,218 @@
+package rewind_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"retrace/agent/rewind"
+	"retrace/agent/snapshot"
+	"retrace/state"
+	"retrace/storage"
+	"retrace/storage/boltstore"
+)
+
+// The test binary doubles as the process a restore is killed in: run
+// with RETRACE_TEST_RESTORE set, it restores and SIGKILLs itself at the
+// named point.
+func TestMain(m *testing.M) {
+	if point := os.Getenv("RETRACE_TEST_RESTORE"); point != "" {
+		if err := restoreAndDie(point); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// restoreAndDie restores the session to RETRACE_TEST_VERSION and kills
+// itself at point: "started", "file:N" (after N files) or "closing".
+func restoreAndDie(point string) error {
+	ctx := context.Background()
+	st, err := boltstore.Open(os.Getenv("RETRACE_TEST_DB"), boltstore.Options{})
+	if err != nil {
+		return err
+	}
+	id := os.Getenv("RETRACE_TEST_SESSION")
+	if err := st.Claim(ctx, id); err != nil {
+		return err
+	}
+	head, err := st.Head(ctx, id)
+	if err != nil {
+		return err
+	}
+	files, err := snapshot.New(os.Getenv("RETRACE_TEST_WORKSPACE"), snapshot.Options{CacheDir: os.Getenv("RETRACE_TEST_CACHE")})
+	if err != nil {
+		return err
+	}
+	v, _ := strconv.Atoi(os.Getenv("RETRACE_TEST_VERSION"))
+	die := func(p rewind.Point, done int) {
+		name := string(p)
+		if p == rewind.PointFile {
+			name = fmt.Sprintf("file:%d", done)
+		}
+		if name == point {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {} // the signal is on its way
+		}
+	}
+	_, err = rewind.Restore(ctx, st, files, head, v, rewind.Options{Hook: die})
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("the restore ended without reaching %s", point)
+}
+
+// workspace is a directory's files, path → SHA-256.
+func workspace(t *testing.T, dir string) map[string][32]byte {
+	t.Helper()
+	out := map[string][32]byte{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)] = sha256.Sum256(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A restore killed at each named point (before the first file, after
+// some, before the closing event) leaves every file at the old or the
+// new version's bytes, never a mix inside one; opening the session again
+// finishes the restore, and the session says what happened.
+func TestKilledRestoreIsFinishedOnResume(t *testing.T) {
+	for _, point := range []string{"started", "file:1", "file:3", "closing"} {
+		t.Run(point, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			ws, cache, db := filepath.Join(dir, "ws"), filepath.Join(dir, "cache"), filepath.Join(dir, "retrace.db")
+			if err := os.MkdirAll(ws, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 4 {
+				write(t, ws, fmt.Sprintf("f%d.txt", i), strings.Repeat(fmt.Sprintf("old %d\n", i), 1000))
+			}
+			st, err := boltstore.Open(db, boltstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, err := st.Create(ctx, storage.NewSession{Title: "kill", Workspace: ws})
+			if err != nil {
+				t.Fatal(err)
+			}
+			files, err := snapshot.New(ws, snapshot.Options{CacheDir: cache})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cur := storage.NewCursor(st, state.New(info.ID))
+			commit := func(ev state.Event) {
+				t.Helper()
+				if _, err := cur.Commit(ctx, ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+			commit(state.Event{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: "rewrite them"}}})
+			commit(state.Event{Kind: state.PlanSet, Plan: []state.Step{{Text: "rewrite"}}})
+			target := cur.State().Version
+			old := workspace(t, ws)
+			commit(state.Event{Kind: state.AssistantMessage, Messages: []state.Message{{Role: state.RoleAssistant,
+				ToolCalls: []state.ToolRequest{{ID: "c1", Name: "run_command", Arguments: `{"command":"rewrite"}`}}}}})
+			commit(state.Event{Kind: state.ToolStarted, Tool: &state.ToolCall{ID: "c1"}})
+			mark, err := files.Mark(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 4 {
+				write(t, ws, fmt.Sprintf("f%d.txt", i), strings.Repeat(fmt.Sprintf("new %d\n", i), 1000))
+			}
+			changes, blobs, err := files.Changes(ctx, mark)
+			if err != nil || len(changes) != 4 {
+				t.Fatalf("changes %v, %v", changes, err)
+			}
+			commit(state.Event{Kind: state.ToolFinished, Tool: &state.ToolCall{ID: "c1", Result: "ok"}, Files: changes, Blobs: blobs})
+			newer := workspace(t, ws)
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			child := exec.Command(os.Args[0], "-test.run", "^$")
+			child.Env = append(os.Environ(), "RETRACE_TEST_RESTORE="+point, "RETRACE_TEST_DB="+db, "RETRACE_TEST_SESSION="+info.ID,
+				"RETRACE_TEST_WORKSPACE="+ws, "RETRACE_TEST_CACHE="+cache, fmt.Sprintf("RETRACE_TEST_VERSION=%d", target))
+			out, err := child.CombinedOutput()
+			if ws, ok := err.(*exec.ExitError); !ok || ws.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				t.Fatalf("the child did not die at %s: %v\n%s", point, err, out)
+			}
+
+			mixed := workspace(t, ws)
+			restored := 0
+			for p, sum := range mixed {
+				switch sum {
+				case old[p]:
+					restored++
+				case newer[p]:
+				default:
+					t.Fatalf("after a kill at %s, %s is neither version's bytes", point, p)
+				}
+			}
+			if len(mixed) != 4 {
+				t.Fatalf("after a kill at %s the workspace has %d files", point, len(mixed))
+			}
+			if n, _ := strconv.Atoi(strings.TrimPrefix(point, "file:")); strings.HasPrefix(point, "file:") && restored != n {
+				t.Fatalf("killed after %d files, but %d are restored", n, restored)
+			}
+
+			st, err = boltstore.Open(db, boltstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			head, err := st.Head(ctx, info.ID)
+			if err != nil || head.Restoring == nil || head.ParentVersion != target {
+				t.Fatalf("after a kill at %s the head is no open restore on v%d: %+v, %v", point, target, head, err)
+			}
+			files, err = snapshot.New(ws, snapshot.Options{CacheDir: cache})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := rewind.Finish(ctx, st, files, head)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := workspace(t, ws); !maps.Equal(got, old) {
+				t.Fatalf("after finishing, the workspace is not v%d's", target)
+			}
+			want := fmt.Sprintf("interrupted, then finished: restored %d files to v%d", 4-restored, target)
+			if 4-restored == 1 {
+				want = fmt.Sprintf("interrupted, then finished: restored 1 file to v%d", target)
+			}
+			if !strings.HasPrefix(res.Text, want) || res.Head.Restoring != nil || res.Already != restored {
+				t.Fatalf("the session says %q (already %d), want it to start %q", res.Text, res.Already, want)
+			}
+		})
+	}
+}
+
+func write(t *testing.T, dir, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

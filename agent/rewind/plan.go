@@ -1,0 +1,62 @@
+package rewind
+
+import (
+	"slices"
+	"strings"
+
+	"retrace/state"
+)
+
+// Plan is what moving the workspace from the head's version to the
+// target's takes: for each path whose content differs between the two,
+// Before is what the workspace holds now (as the head recorded it) and
+// After what it must hold at the target. Paths are sorted.
+//
+// A path the head touched but the target never did goes back to what it
+// held before the session first touched it; a path only the target
+// touched is expected, now, to hold that same first content. The plan
+// comes from the two manifests alone: it reads no file.
+func Plan(head, target state.State) []state.FileChange {
+	var out []state.FileChange
+	for p := range union(head.Files, target.Files) {
+		h, inHead := head.Files[p]
+		t, inTarget := target.Files[p]
+		now, want := t.Was, h.Was
+		if inHead {
+			now = h.Now
+		}
+		if inTarget {
+			want = t.Now
+		}
+		if !now.Same(want) {
+			out = append(out, state.FileChange{Path: p, Before: now, After: want})
+		}
+	}
+	slices.SortFunc(out, func(a, b state.FileChange) int { return strings.Compare(a.Path, b.Path) })
+	return out
+}
+
+func union(a, b map[string]state.FileEntry) map[string]bool {
+	keys := make(map[string]bool, len(a)+len(b))
+	for p := range a {
+		keys[p] = true
+	}
+	for p := range b {
+		keys[p] = true
+	}
+	return keys
+}
+
+// Restorable splits a plan into the changes a restore can make and those
+// it cannot: a target image whose content was never kept (a file over the
+// size cap, an ignored path) cannot be written back.
+func Restorable(plan []state.FileChange) (can, cannot []state.FileChange) {
+	for _, c := range plan {
+		if c.After.Tracked() {
+			can = append(can, c)
+		} else {
+			cannot = append(cannot, c)
+		}
+	}
+	return can, cannot
+}

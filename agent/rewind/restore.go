@@ -1,0 +1,256 @@
+package rewind
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"retrace/state"
+	"retrace/storage"
+)
+
+// Files is the workspace as a restore reads and writes it.
+// snapshot.Watcher is one.
+type Files interface {
+	// Image is what path holds now, with its content when it is kept.
+	Image(path string) (state.FileImage, []byte, error)
+	// Put makes path hold img (data is its content), atomically: a
+	// reader sees the old file or the new one, never a mix. An absent
+	// img removes the file.
+	Put(path string, img state.FileImage, data []byte) error
+}
+
+// Store is what a restore needs of the session store.
+type Store interface {
+	storage.Appender
+	At(ctx context.Context, id string, version int) (state.State, error)
+	SetHead(ctx context.Context, id string, version int) error
+	Blob(ctx context.Context, digest string) ([]byte, error)
+}
+
+// Options says how a restore treats the workspace.
+type Options struct {
+	// Force overwrites files changed outside retrace instead of refusing.
+	Force bool
+	// KeepFiles moves only the head and leaves every file as it is.
+	KeepFiles bool
+	// Hook, when set, is called at each named point of a restore, so a
+	// test can stop the process there: PointStarted once restore_started
+	// is durable and before the first file, PointFile after each file
+	// written (done counts them), PointClosing before files_restored.
+	Hook func(p Point, done int)
+}
+
+// Point names a moment in a restore.
+type Point string
+
+// The points a restore passes, in order.
+const (
+	PointStarted Point = "started"
+	PointFile    Point = "file"
+	PointClosing Point = "closing"
+)
+
+// ErrChanged is what a restore refused for: workspace files changed
+// outside retrace since the session last recorded them.
+var ErrChanged = errors.New("workspace files changed outside retrace")
+
+// ConflictError lists the files a restore would overwrite although they
+// hold something the session never recorded. Nothing was changed.
+type ConflictError struct {
+	Version   int
+	Conflicts []Conflict
+}
+
+// Conflict is one file changed outside retrace.
+type Conflict struct {
+	Path     string
+	Recorded state.FileImage // what the session last recorded there
+	Found    state.FileImage // what the file holds now
+}
+
+func (e *ConflictError) Error() string {
+	paths := make([]string, len(e.Conflicts))
+	for i, c := range e.Conflicts {
+		paths[i] = c.Path
+	}
+	return fmt.Sprintf("%s since the session last recorded %s: %s; nothing was restored",
+		ErrChanged, plural(len(paths), "it", "them"), strings.Join(paths, ", "))
+}
+
+// Unwrap lets errors.Is match ErrChanged.
+func (e *ConflictError) Unwrap() error { return ErrChanged }
+
+// Result is what a restore did.
+type Result struct {
+	// Head is the session's state once the restore is over.
+	Head state.State
+	// Text is what the files_restored event says the restore did; empty
+	// when only the head moved.
+	Text string
+	// Restored counts files written or removed; Already those that held
+	// the target's content before the restore reached them.
+	Restored, Already int
+	// NotRestorable are target images whose content was never kept;
+	// Left are files found changed outside retrace and left as they
+	// were (only when finishing an interrupted restore, or forced).
+	NotRestorable, Left []state.FileChange
+}
+
+// Conflicts compares each file a plan would write with what the session
+// recorded for it. A file holding either the recorded content or already
+// the target's is fine; anything else was changed outside retrace. A
+// recorded image whose content was never kept cannot be compared and is
+// not a conflict.
+func Conflicts(files Files, plan []state.FileChange) ([]Conflict, error) {
+	var out []Conflict
+	for _, c := range plan {
+		if !c.Before.Tracked() {
+			continue
+		}
+		found, _, err := files.Image(c.Path)
+		if err != nil {
+			return nil, fmt.Errorf("check %s: %w", c.Path, err)
+		}
+		if !found.Same(c.Before) && !found.Same(c.After) {
+			out = append(out, Conflict{Path: c.Path, Recorded: c.Before, Found: found})
+		}
+	}
+	return out, nil
+}
+
+// Restore moves session id's head from head to version and brings the
+// workspace files with it. Files changed outside retrace make it a
+// *ConflictError, with nothing changed, unless opts.Force. When there is
+// nothing to put back (or opts.KeepFiles), only the head moves; otherwise
+// the restore is recorded on the target version as restore_started and
+// files_restored, so the head ends two versions past the target, on a
+// branch of its own.
+func Restore(ctx context.Context, st Store, files Files, head state.State, version int, opts Options) (Result, error) {
+	id := head.SessionID
+	target, err := st.At(ctx, id, version)
+	if err != nil {
+		return Result{}, err
+	}
+	plan := Plan(head, target)
+	if opts.KeepFiles || len(plan) == 0 {
+		if err := st.SetHead(ctx, id, version); err != nil {
+			return Result{}, err
+		}
+		return Result{Head: target}, nil
+	}
+	can, _ := Restorable(plan)
+	if !opts.Force {
+		conflicts, err := Conflicts(files, can)
+		if err != nil {
+			return Result{}, err
+		}
+		if len(conflicts) > 0 {
+			return Result{}, &ConflictError{Version: version, Conflicts: conflicts}
+		}
+	}
+	if err := st.SetHead(ctx, id, version); err != nil {
+		return Result{}, err
+	}
+	cur := storage.NewCursor(st, target)
+	started, err := cur.Commit(ctx, state.Event{Kind: state.RestoreStarted, From: head.Version, Files: plan})
+	if err != nil {
+		return Result{Head: target}, fmt.Errorf("record the restore: %w", err)
+	}
+	return finish(ctx, st, files, cur, started.Restoring, opts, "")
+}
+
+// Finish completes a restore a stopped process left open: head says one
+// is (head.Restoring). Each file still holding what the session recorded
+// before the restore gets the target's content; a file holding something
+// else is left as it was and listed. It does nothing when no restore is
+// open.
+func Finish(ctx context.Context, st Store, files Files, head state.State) (Result, error) {
+	if head.Restoring == nil {
+		return Result{Head: head}, nil
+	}
+	return finish(ctx, st, files, storage.NewCursor(st, head), head.Restoring, Options{}, "interrupted, then finished: ")
+}
+
+func finish(ctx context.Context, st Store, files Files, cur *storage.Cursor, r *state.Restore, opts Options, lead string) (Result, error) {
+	hook := opts.Hook
+	if hook == nil {
+		hook = func(Point, int) {}
+	}
+	hook(PointStarted, 0)
+	can, cannot := Restorable(r.Files)
+	res := Result{NotRestorable: cannot}
+	for _, c := range can {
+		found, _, err := files.Image(c.Path)
+		if err != nil {
+			return res, fmt.Errorf("restore %s: %w", c.Path, err)
+		}
+		switch {
+		case found.Same(c.After):
+			res.Already++
+			continue
+		case !opts.Force && c.Before.Tracked() && !found.Same(c.Before):
+			res.Left = append(res.Left, c)
+			continue
+		}
+		var data []byte
+		if !c.After.Absent {
+			if data, err = st.Blob(ctx, c.After.Blob); err != nil {
+				return res, fmt.Errorf("restore %s: %w", c.Path, err)
+			}
+		}
+		if err := files.Put(c.Path, c.After, data); err != nil {
+			return res, fmt.Errorf("restore %s: %w", c.Path, err)
+		}
+		res.Restored++
+		hook(PointFile, res.Restored)
+	}
+	hook(PointClosing, res.Restored)
+	res.Text = lead + res.summary(cur.State().ParentVersion, r.From)
+	closed, err := cur.Commit(ctx, state.Event{Kind: state.FilesRestored,
+		Text: res.Text, Files: append(append([]state.FileChange(nil), res.NotRestorable...), res.Left...)})
+	if err != nil {
+		return res, fmt.Errorf("record the end of the restore: %w", err)
+	}
+	res.Head = closed
+	return res, nil
+}
+
+// summary says in one line what a restore did, for the files_restored
+// event and the person reading it.
+func (r Result) summary(to, from int) string {
+	parts := []string{fmt.Sprintf("restored %s to v%d (the workspace was at v%d)", count(r.Restored, "file"), to, from)}
+	if r.Already > 0 {
+		parts = append(parts, fmt.Sprintf("%s already right", count(r.Already, "file")))
+	}
+	if n := len(r.NotRestorable); n > 0 {
+		parts = append(parts, fmt.Sprintf("%s not restorable (content not kept): %s", count(n, "file"), pathList(r.NotRestorable)))
+	}
+	if n := len(r.Left); n > 0 {
+		parts = append(parts, fmt.Sprintf("%s left as %s, changed outside retrace: %s", count(n, "file"), plural(n, "it was", "they were"), pathList(r.Left)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func pathList(cs []state.FileChange) string {
+	ps := make([]string, len(cs))
+	for i, c := range cs {
+		ps[i] = c.Path
+	}
+	return strings.Join(ps, ", ")
+}
+
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

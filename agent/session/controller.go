@@ -10,6 +10,7 @@ import (
 	"retrace/agent"
 	"retrace/agent/llm"
 	"retrace/agent/sandbox"
+	"retrace/agent/snapshot"
 	"retrace/agent/tokens"
 	"retrace/agent/tools"
 	"retrace/state"
@@ -45,6 +46,9 @@ type Config struct {
 	ReadOnlyWhenBusy bool
 	// Sandbox is how run_command's commands are confined.
 	Sandbox sandbox.Mode
+	// Files says which workspace files are tracked and how large a file's
+	// content may be to be kept for a rollback.
+	Files snapshot.Options
 }
 
 // Info describes the open session.
@@ -76,8 +80,12 @@ type Controller struct {
 	store  storage.Store
 	tools  *tools.Registry
 	events *stream
-	base   context.Context // every task's parent; Close ends it
-	end    context.CancelFunc
+	// files watches the workspace for what tool calls change and what a
+	// restore writes back; filesErr is why there is none.
+	files    *snapshot.Watcher
+	filesErr error
+	base     context.Context // every task's parent; Close ends it
+	end      context.CancelFunc
 
 	// decided carries the person's answer to the one pending approval.
 	decided chan agent.Decision
@@ -106,10 +114,15 @@ type task struct {
 // under ctx: when it ends, a running task is interrupted.
 func New(ctx context.Context, st storage.Store, cfg Config) *Controller {
 	base, end := context.WithCancel(ctx)
-	return &Controller{
+	c := &Controller{
 		store: st, tools: tools.New(cfg.Workspace, toolOptions(cfg, "")), events: newStream(),
 		base: base, end: end, decided: make(chan agent.Decision, 1), cfg: cfg,
 	}
+	c.files, c.filesErr = snapshot.New(cfg.Workspace.Root(), cfg.Files)
+	if c.filesErr != nil {
+		c.filesErr = fmt.Errorf("watch the workspace %s: %w", cfg.Workspace.Root(), c.filesErr)
+	}
+	return c
 }
 
 // Create starts a new session and opens it.
@@ -150,6 +163,9 @@ func (c *Controller) Open(id string) error {
 	head, err := c.store.Head(c.base, id)
 	if err == nil {
 		err = c.setHeadLocked(head)
+	}
+	if err == nil && !readOnly {
+		_, err = c.finishRestoreLocked()
 	}
 	if err != nil {
 		if !readOnly && id != c.info.ID {
@@ -198,7 +214,7 @@ func (c *Controller) newAgentLocked() *agent.Agent {
 	return agent.New(c.cursor, model, c.tools, approver{c}, observer{c}, agent.Options{
 		MaxIterations: c.cfg.MaxIterations, ContextWindow: c.cfg.ContextWindow,
 		Workspace: c.cfg.Workspace.Root(), Allowed: c.cfg.Allowed, RestartOK: c.cfg.RestartOK,
-		Endpoint: c.ep.Endpoint,
+		Endpoint: c.ep.Endpoint, Files: recorder{tools: c.tools, files: c.files, err: c.filesErr},
 	})
 }
 

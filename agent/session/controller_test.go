@@ -64,9 +64,18 @@ func (r *rig) controller(st storage.Store, cfg session.Config) *session.Controll
 		r.t.Fatal(err)
 	}
 	cfg.BaseURL, cfg.APIKey, cfg.Model, cfg.Workspace = r.srv.URL(), "sk-test", "gpt-test", ws
+	if cfg.Files.CacheDir == "" {
+		cfg.Files.CacheDir = r.t.TempDir()
+	}
 	c := session.New(context.Background(), st, cfg)
 	r.t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// restoreErr restores v, keeping the files' question out of the way.
+func restoreErr(c *session.Controller, v int) error {
+	_, err := c.Restore(v, session.Rollback{})
+	return err
 }
 
 // until reads events until stop says so, and returns them all. It fails
@@ -247,7 +256,7 @@ func TestRestoreWaitsForTheTask(t *testing.T) {
 	}
 	until(t, r.ctrl, func(ev session.Event) bool { _, ok := ev.(session.Delta); return ok })
 
-	if err := r.ctrl.Restore(1); !errors.Is(err, session.ErrRunning) {
+	if err := restoreErr(r.ctrl, 1); !errors.Is(err, session.ErrRunning) {
 		t.Fatalf("restore under a running task: %v", err)
 	}
 	if err := r.ctrl.Open(r.ctrl.Info().Session.ID); !errors.Is(err, session.ErrRunning) {
@@ -255,7 +264,7 @@ func TestRestoreWaitsForTheTask(t *testing.T) {
 	}
 	r.ctrl.Cancel()
 	done, _ := finish(t, r.ctrl)
-	if err := r.ctrl.Restore(2); err != nil {
+	if err := restoreErr(r.ctrl, 2); err != nil {
 		t.Fatalf("restore once the task ended (v%d): %v", done.State.Version, err)
 	}
 	if head := r.ctrl.Head(); head.Version != 2 || head.FinalAnswer != "First answer." {
@@ -307,7 +316,7 @@ func TestTwoControllersOnOneFile(t *testing.T) {
 	if err := look.Submit("hello"); !errors.Is(err, session.ErrReadOnly) {
 		t.Fatalf("submit on a read-only session: %v", err)
 	}
-	if err := look.Restore(0); !errors.Is(err, session.ErrReadOnly) {
+	if err := restoreErr(look, 0); !errors.Is(err, session.ErrReadOnly) {
 		t.Fatalf("restore on a read-only session: %v", err)
 	}
 	strict := r.controller(openStore(t, r.db), session.Config{})

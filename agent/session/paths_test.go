@@ -79,7 +79,7 @@ func TestReadOnlySessionRefusesEveryWrite(t *testing.T) {
 	}
 	before := len(r.srv.Requests())
 	for name, err := range map[string]error{
-		"Submit": look.Submit("hello?"), "Resume": look.Resume(), "Restore": look.Restore(1), "Compact": look.Compact(),
+		"Submit": look.Submit("hello?"), "Resume": look.Resume(), "Restore": restoreErr(look, 1), "Compact": look.Compact(),
 	} {
 		if !errors.Is(err, session.ErrReadOnly) {
 			t.Errorf("%s on a read-only session: %v, want ErrReadOnly", name, err)
@@ -204,7 +204,7 @@ func TestCompactionIsOneOperationAndCancels(t *testing.T) {
 	if err := r.ctrl.Submit("meanwhile"); !errors.Is(err, session.ErrRunning) {
 		t.Fatalf("submit during a compaction: %v, want ErrRunning", err)
 	}
-	if err := r.ctrl.Restore(2); !errors.Is(err, session.ErrRunning) {
+	if err := restoreErr(r.ctrl, 2); !errors.Is(err, session.ErrRunning) {
 		t.Fatalf("restore during a compaction: %v, want ErrRunning", err)
 	}
 	r.ctrl.Cancel()
@@ -238,7 +238,7 @@ func TestWriteExportMarkdownAndJSON(t *testing.T) {
 	r.turn(r.ctrl, "say bye", "Goodbye.")
 	id := r.ctrl.Info().Session.ID
 	// The markdown is the conversation at the head, so a restore shows.
-	if err := r.ctrl.Restore(2); err != nil {
+	if err := restoreErr(r.ctrl, 2); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -353,7 +353,7 @@ func TestResumeOfARestoredMidTaskVersion(t *testing.T) {
 	if done, _ := finish(t, r.ctrl); done.Err != nil || done.State.Version != 5 {
 		t.Fatalf("the first task ended at v%d: %v", done.State.Version, done.Err)
 	}
-	if err := r.ctrl.Restore(3); err != nil {
+	if err := restoreErr(r.ctrl, 3); err != nil {
 		t.Fatal(err)
 	}
 	if h := r.ctrl.Head(); h.Version != 3 || h.Phase != state.Executing {
@@ -407,7 +407,7 @@ func TestResumeOfARestoredMidTaskVersion(t *testing.T) {
 	}
 
 	// A new message on a restored mid-task version interrupts it first.
-	if err := r.ctrl.Restore(3); err != nil {
+	if err := restoreErr(r.ctrl, 3); err != nil {
 		t.Fatal(err)
 	}
 	r.srv.Enqueue(llmserver.TextReply("Something else, then."))

@@ -121,24 +121,6 @@ func Title(text string) string {
 	return t
 }
 
-// Restore moves the head to version: the next message starts a new branch
-// there, and the branch left stays. A running task must end first.
-func (c *Controller) Restore(version int) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.idleLocked(true); err != nil {
-		return err
-	}
-	if err := c.store.SetHead(c.base, c.info.ID, version); err != nil {
-		return err
-	}
-	head, err := c.store.Head(c.base, c.info.ID)
-	if err != nil {
-		return err
-	}
-	return c.setHeadLocked(head)
-}
-
 // SetModel sends the next requests to another model of the same endpoint.
 func (c *Controller) SetModel(name string) error {
 	c.mu.Lock()

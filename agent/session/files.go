@@ -1,0 +1,121 @@
+package session
+
+import (
+	"context"
+	"fmt"
+
+	"retrace/agent/rewind"
+	"retrace/agent/snapshot"
+	"retrace/agent/tools"
+	"retrace/state"
+)
+
+// recorder finds what each tool call changes in the workspace: the one
+// file write_file or edit_file names, compared before and after, or the
+// whole workspace around a command.
+type recorder struct {
+	tools *tools.Registry
+	files *snapshot.Watcher
+	err   error // why there is no watcher
+}
+
+func (r recorder) Start(ctx context.Context, name, args string) (func(context.Context) ([]state.FileChange, []state.Blob, error), error) {
+	paths, whole := r.tools.Touches(name, args)
+	if (whole || len(paths) > 0) && r.err != nil {
+		return nil, r.err
+	}
+	if whole {
+		mark, err := r.files.Mark(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) ([]state.FileChange, []state.Blob, error) {
+			return r.files.Changes(ctx, mark)
+		}, nil
+	}
+	type seen struct {
+		img  state.FileImage
+		data []byte
+	}
+	before := make([]seen, len(paths))
+	for i, p := range paths {
+		img, data, err := r.files.Image(p)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p, err)
+		}
+		before[i] = seen{img, data}
+	}
+	return func(context.Context) ([]state.FileChange, []state.Blob, error) {
+		var changes []state.FileChange
+		var blobs []state.Blob
+		for i, p := range paths {
+			img, data, err := r.files.Image(p)
+			if err != nil {
+				return changes, blobs, fmt.Errorf("read %s: %w", p, err)
+			}
+			if img.Same(before[i].img) {
+				continue
+			}
+			changes = append(changes, state.FileChange{Path: p, Before: before[i].img, After: img})
+			for _, s := range []seen{before[i], {img, data}} {
+				if s.img.Blob != "" {
+					blobs = append(blobs, state.Blob{Digest: s.img.Blob, Data: s.data})
+				}
+			}
+		}
+		return changes, blobs, nil
+	}, nil
+}
+
+// Rollback says how a restore treats the workspace's files.
+type Rollback = rewind.Options
+
+// finishRestoreLocked completes a restore that a stopped process left
+// open at the head, so that no task runs on a half-restored workspace.
+func (c *Controller) finishRestoreLocked() (rewind.Result, error) {
+	if c.head.Restoring == nil || c.readOnly {
+		return rewind.Result{Head: c.head}, nil
+	}
+	if c.filesErr != nil {
+		return rewind.Result{}, c.filesErr
+	}
+	res, err := rewind.Finish(c.base, c.store, c.files, c.head)
+	if err != nil {
+		return res, err
+	}
+	return res, c.setHeadLocked(res.Head)
+}
+
+// Restore moves the head to version and puts the workspace files back as
+// they were there (unless how.KeepFiles). Files changed outside retrace
+// since the session last recorded them make it a *rewind.ConflictError,
+// with nothing changed, unless how.Force. The next message starts a new
+// branch; the branch left stays. A running task must end first.
+func (c *Controller) Restore(version int, how Rollback) (rewind.Result, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.idleLocked(true); err != nil {
+		return rewind.Result{}, err
+	}
+	if c.filesErr != nil && !how.KeepFiles {
+		return rewind.Result{}, c.filesErr
+	}
+	res, err := rewind.Restore(c.base, c.store, c.files, c.head, version, how)
+	if err != nil {
+		if res.Head.SessionID != "" {
+			// The head moved before the restore stopped: follow it, so
+			// the open restore is what the session shows and finishes.
+			if head, herr := c.store.Head(c.base, c.info.ID); herr == nil {
+				_ = c.setHeadLocked(head)
+			}
+		}
+		return res, err
+	}
+	return res, c.setHeadLocked(res.Head)
+}
+
+// FileDiffs reads both sides of each workspace change from the store and
+// diffs them.
+func (c *Controller) FileDiffs(changes []state.FileChange) ([]rewind.FileDiff, error) {
+	return rewind.DiffAll(c.base, c.store, changes)
+}

@@ -1,0 +1,235 @@
+package session_test
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"retrace/agent"
+	"retrace/agent/llmserver"
+	"retrace/agent/rewind"
+	"retrace/agent/session"
+	"retrace/state"
+	"retrace/storage"
+)
+
+// hashes is every file under dir, path → SHA-256: what "the workspace is
+// byte-identical" is checked against.
+func hashes(t *testing.T, dir string) map[string][32]byte {
+	t.Helper()
+	out := map[string][32]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)] = sha256.Sum256(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func toolCall(id, name string, args map[string]string) llmserver.Response {
+	b, _ := json.Marshal(args)
+	return llmserver.ToolCallReply([]llmserver.Call{{ID: id, Name: name, Args: string(b)}})
+}
+
+// A scripted model writes a file, edits it, runs a command that creates
+// one file, changes another and deletes a third, then writes again.
+// Restoring each version leaves the workspace byte-identical to what it
+// was at that version, going back and forth; a branch taken from the
+// middle keeps its own bytes, and moving between the branches' tips
+// brings each one's back.
+func TestRestoreBringsBackEveryVersionsFiles(t *testing.T) {
+	r := newRig(t)
+	if err := os.WriteFile(filepath.Join(r.ws, "changed.txt"), []byte("before the command\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.ws, "doomed.txt"), []byte("the command deletes me\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ctrl.Create(storage.NewSession{}); err != nil {
+		t.Fatal(err)
+	}
+	// The workspace after each call, by call id.
+	calls := []struct {
+		id, name string
+		args     map[string]string
+	}{
+		{"w1", "write_file", map[string]string{"path": "notes.md", "content": "one\ntwo\n"}},
+		{"e1", "edit_file", map[string]string{"path": "notes.md", "old_text": "two", "new_text": "TWO"}},
+		{"c1", "run_command", map[string]string{"command": "echo made > made.txt && echo after >> changed.txt && rm doomed.txt"}},
+		{"w2", "write_file", map[string]string{"path": "notes.md", "content": "three\n"}},
+	}
+	for _, c := range calls {
+		r.srv.Enqueue(toolCall(c.id, c.name, c.args))
+	}
+	r.srv.Enqueue(llmserver.TextReply("Done."))
+	if err := r.ctrl.Submit("do the four things"); err != nil {
+		t.Fatal(err)
+	}
+	// Each call waits for its approval: the workspace then is what the
+	// calls before it left, and nothing runs while it is read.
+	disk := map[string]map[string][32]byte{}
+	prev := ""
+	var done session.TaskDone
+	for done.State.Version == 0 {
+		for _, ev := range until(t, r.ctrl, func(ev session.Event) bool {
+			_, ask := ev.(session.ApprovalNeeded)
+			return ask || isDone(ev)
+		}) {
+			switch ev := ev.(type) {
+			case session.ApprovalNeeded:
+				disk[prev] = hashes(t, r.ws)
+				prev = ev.Call.ID
+				r.ctrl.Decide(agent.Decision{Approved: true})
+			case session.TaskDone:
+				disk[prev] = hashes(t, r.ws)
+				done = ev
+			}
+		}
+	}
+	if done.Err != nil {
+		t.Fatal(done.Err)
+	}
+	if len(disk) != 5 || maps.Equal(disk["c1"], disk["e1"]) {
+		t.Fatalf("the script did not change the workspace as planned: %d states", len(disk))
+	}
+
+	// What the workspace must be at each version: as the last tool call
+	// before it left it.
+	tip := done.State.Version
+	_, path, err := r.ctrl.History(tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]map[string][32]byte{0: disk[""]}
+	last := ""
+	for _, rec := range path {
+		if rec.Data.Kind == state.ToolFinished {
+			last = rec.Data.Tool.ID
+		}
+		want[rec.Version] = disk[last]
+	}
+	check := func(v int) {
+		t.Helper()
+		if _, err := r.ctrl.Restore(v, session.Rollback{}); err != nil {
+			t.Fatalf("restore v%d: %v", v, err)
+		}
+		if got := hashes(t, r.ws); !maps.Equal(got, want[v]) {
+			t.Fatalf("at v%d the workspace differs: %d files, want %d", v, len(got), len(want[v]))
+		}
+	}
+	for v := 0; v <= tip; v++ {
+		check(v)
+	}
+	for v := tip; v >= 0; v-- {
+		check(v)
+	}
+
+	// A branch from after the edit: the model writes another way.
+	var afterEdit int
+	for _, rec := range path {
+		if rec.Data.Kind == state.ToolFinished && rec.Data.Tool.ID == "e1" {
+			afterEdit = rec.Version
+		}
+	}
+	check(afterEdit)
+	r.srv.Enqueue(toolCall("w3", "write_file", map[string]string{"path": "other.md", "content": "another way\n"}), llmserver.TextReply("Other."))
+	if err := r.ctrl.Submit("another way"); err != nil {
+		t.Fatal(err)
+	}
+	until(t, r.ctrl, func(ev session.Event) bool { _, ask := ev.(session.ApprovalNeeded); return ask })
+	r.ctrl.Decide(agent.Decision{Approved: true})
+	branch, _ := finish(t, r.ctrl)
+	if branch.Err != nil {
+		t.Fatal(branch.Err)
+	}
+	want[branch.State.Version] = hashes(t, r.ws)
+	if _, ok := want[branch.State.Version]["other.md"]; !ok {
+		t.Fatal("the branch's write is not on disk")
+	}
+	check(tip)
+	if _, ok := hashes(t, r.ws)["other.md"]; ok {
+		t.Fatal("back on the first branch, the second branch's file is still there")
+	}
+	check(branch.State.Version)
+	check(tip)
+
+	// A file edited by hand is a conflict: nothing changes, the head
+	// included; Force restores it.
+	if err := os.WriteFile(filepath.Join(r.ws, "notes.md"), []byte("by hand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	headBefore := r.ctrl.Head().Version
+	_, err = r.ctrl.Restore(0, session.Rollback{})
+	var ce *rewind.ConflictError
+	if !errors.As(err, &ce) || len(ce.Conflicts) != 1 || ce.Conflicts[0].Path != "notes.md" {
+		t.Fatalf("restore over a file edited by hand: %v", err)
+	}
+	if r.ctrl.Head().Version != headBefore {
+		t.Fatal("a refused restore moved the head")
+	}
+	if b, _ := os.ReadFile(filepath.Join(r.ws, "notes.md")); string(b) != "by hand\n" {
+		t.Fatalf("a refused restore changed notes.md: %q", b)
+	}
+	if _, err := r.ctrl.Restore(0, session.Rollback{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := hashes(t, r.ws); !maps.Equal(got, want[0]) {
+		t.Fatal("--force did not bring back v0's workspace")
+	}
+}
+
+// A command stopped halfway has its changes recorded all the same, so a
+// rollback undoes them.
+func TestInterruptedCommandsChangesAreRecorded(t *testing.T) {
+	r := newRig(t)
+	r.ctrl = r.controller(r.store, session.Config{Allowed: []string{"run_command"}})
+	if err := r.ctrl.Create(storage.NewSession{}); err != nil {
+		t.Fatal(err)
+	}
+	made := filepath.Join(r.ws, "made.txt")
+	r.srv.Enqueue(toolCall("c1", "run_command", map[string]string{"command": "echo half > made.txt && sleep 60"}))
+	if err := r.ctrl.Submit("start something long"); err != nil {
+		t.Fatal(err)
+	}
+	// The command runs until it is cancelled: wait for its first effect.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(made); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never wrote made.txt")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r.ctrl.Cancel()
+	done, _ := finish(t, r.ctrl)
+	if !done.Interrupted() {
+		t.Fatalf("the task ended %v", done.Err)
+	}
+	if e, ok := done.State.Files["made.txt"]; !ok || !e.Was.Absent || e.Now.Absent {
+		t.Fatalf("the manifest does not hold made.txt: %+v", done.State.Files)
+	}
+	if _, err := r.ctrl.Restore(0, session.Rollback{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(made); !os.IsNotExist(err) {
+		t.Fatalf("restoring v0 left made.txt: %v", err)
+	}
+}

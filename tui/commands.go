@@ -134,7 +134,7 @@ func (m *Model) rollback(c command, args []string) tea.Cmd {
 		m.notice = fmt.Sprintf("%s: %q is not a version (0 to %d)", c.name, args[0], m.session.Versions)
 		return nil
 	}
-	return m.restore(v)
+	return m.restore(v, RestoreHow{})
 }
 
 func (m *Model) setModel(c command, args []string) tea.Cmd {

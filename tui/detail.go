@@ -21,6 +21,7 @@ type detailView struct {
 	// wrapped once, not every frame.
 	wrapped   []string
 	wrapWidth int
+	from      mode // the mode closing the view returns to
 }
 
 func (d *detailView) scroll(n int) { d.offset = max(d.offset+n, 0) }
@@ -82,7 +83,7 @@ func (m *Model) openToolDetail() tea.Cmd {
 	}
 	k := keymap.Detail
 	m.detail = detailView{title: fmt.Sprintf("%s %s · %s %s scroll · %s back", inert(c.Name), inert(c.ID),
-		legendPair(k.Up, k.Down), legendPair(k.PageUp, k.PageDown), legend(k.Close))}
+		legendPair(k.Up, k.Down), legendPair(k.PageUp, k.PageDown), legend(k.Close)), from: m.mode}
 	m.detail.setBody(body)
 	m.mode = modeToolDetail
 	return nil
@@ -102,7 +103,7 @@ func (m *Model) detailKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, d.Top):
 		m.detail.offset = 0
 	case key.Matches(k, d.Close):
-		m.mode = modeChat
+		m.mode = m.detail.from
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -34,9 +36,15 @@ type Driver interface {
 	// version, each with the event that made it, so the timeline can show
 	// any of them.
 	History(version int) (Tree, []Version, error)
-	// Restore moves the head to version: the next message starts a new
-	// branch there, and the old branch stays.
-	Restore(version int) error
+	// Restore moves the head to version and puts the workspace files
+	// back as they were there: the next message starts a new branch, and
+	// the old branch stays. Files changed outside retrace make it a
+	// *FilesChangedError, with nothing changed, unless how says what to
+	// do with them.
+	Restore(version int, how RestoreHow) (Restored, error)
+
+	// FileDiffs reads both sides of each workspace change and diffs them.
+	FileDiffs(changes []state.FileChange) ([]FileDiff, error)
 
 	// Sessions lists the sessions, newest first.
 	Sessions() ([]SessionInfo, error)
@@ -54,6 +62,42 @@ type Driver interface {
 	Export(format, path string) (string, error)
 	// Compact summarises the older turns now.
 	Compact() error
+}
+
+// RestoreHow says what a restore does with files changed outside
+// retrace: overwrite them (Force), or leave every file and move only the
+// head (KeepFiles). The zero value refuses to overwrite them.
+type RestoreHow struct{ Force, KeepFiles bool }
+
+// Restored is what a restore did to the workspace.
+type Restored struct {
+	Files int // files written back or removed
+	// NotRestorable are files whose content at the version was never
+	// kept (over the size cap, ignored); Left are files changed outside
+	// retrace that were left as they were.
+	NotRestorable, Left []string
+}
+
+// FileDiff is one workspace change, for people to read.
+type FileDiff struct {
+	// Stat is one line: "created notes.md (+12)", "changed a.go (+3 −1)",
+	// "deleted old.txt (−40)", "not tracked big.bin (larger than …)".
+	Stat string
+	// Unified is the unified diff; empty for binary files and contents
+	// never kept.
+	Unified string
+}
+
+// FilesChangedError is a restore refused because files changed outside
+// retrace since the session last recorded them. Nothing was changed.
+type FilesChangedError struct {
+	Version int
+	Paths   []string
+}
+
+func (e *FilesChangedError) Error() string {
+	return fmt.Sprintf("%s changed outside retrace since the session last recorded them: %s",
+		countOf(len(e.Paths), "file"), strings.Join(e.Paths, ", "))
 }
 
 // SessionInfo describes a session.

@@ -38,6 +38,12 @@ type fakeDriver struct {
 	// paths are the versions of other branches, by tip: History of a
 	// version in none of them is the head's path cut there.
 	paths map[int][]Version
+	// changedOutside are the files a restore finds changed outside
+	// retrace: a restore that neither forces nor keeps the files is
+	// refused for them.
+	changedOutside []string
+	hows           []RestoreHow // how each restore was asked for
+	diffed         [][]state.FileChange
 }
 
 // newFake builds a session from events; its head is the last.
@@ -122,23 +128,44 @@ func (f *fakeDriver) History(version int) (Tree, []Version, error) {
 
 // Restore moves the head to version v of the head's path, as a store
 // would: Current then shows that version.
-func (f *fakeDriver) Restore(v int) error {
+func (f *fakeDriver) Restore(v int, how RestoreHow) (Restored, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.hows = append(f.hows, how)
+	if len(f.changedOutside) > 0 && !how.Force && !how.KeepFiles {
+		return Restored{}, &FilesChangedError{Version: v, Paths: f.changedOutside}
+	}
 	f.restored = append(f.restored, v)
 	if v > len(f.versions) {
-		return nil
+		return Restored{}, nil
 	}
 	b := state.NewBuilder(state.New(f.info.ID))
 	for _, ver := range f.versions[:v] {
 		if err := b.Apply(ver.Event); err != nil {
-			return err
+			return Restored{}, err
 		}
 		b.SetVersion(ver.Version, ver.Parent)
 	}
 	f.head = b.State()
 	f.info.Head, f.info.Phase = f.head.Version, f.head.Phase
-	return nil
+	if how.KeepFiles {
+		return Restored{}, nil
+	}
+	return Restored{Files: len(f.changedOutside)}, nil
+}
+
+// FileDiffs describes each change by its kind and path, with a diff
+// that names them, as the real driver's would read.
+func (f *fakeDriver) FileDiffs(changes []state.FileChange) ([]FileDiff, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.diffed = append(f.diffed, changes)
+	out := make([]FileDiff, len(changes))
+	for i, c := range changes {
+		out[i] = FileDiff{Stat: changeKind(c) + " " + c.Path + " (+1 −1)",
+			Unified: "--- a/" + c.Path + "\n+++ b/" + c.Path + "\n@@ -1 +1 @@\n-old\n+new\n"}
+	}
+	return out, nil
 }
 
 func (f *fakeDriver) Open(id string) error {

@@ -51,7 +51,8 @@ var keymap = keyMap{
 		Last:        bind("the branch's last version", "end", "G"),
 		Branches:    bind("the branches; Enter opens one", "b"),
 		Reasoning:   bind("fold or unfold the model's thinking", "ctrl+o"),
-		Restore:     bind("restore this version: the next message starts a new branch", "enter"),
+		Files:       bind("the workspace files this version changed, with their diffs", "d"),
+		Restore:     bind("restore this version and its files: the next message starts a new branch", "enter"),
 		Close:       bind("back to the head", "esc", "q", "ctrl+t"),
 		Help:        bind("this help", "?", "f1"),
 	},
@@ -89,8 +90,9 @@ var keymap = keyMap{
 		Close:    bind("back to the chat", "esc", "q", "enter"),
 	},
 	Confirm: confirmKeys{
-		Yes: bind("yes", "y", "Y"),
-		No:  bind("no (so does any other key)", "n", "esc"),
+		Yes:  bind("yes", "y", "Y"),
+		Keep: bind("(restoring over changed files) keep the files, move only the head", "k"),
+		No:   bind("no (so does any other key)", "n", "esc"),
 	},
 	Help: helpKeys{
 		Up:       bind("scroll up a line", "up", "k"),
@@ -120,11 +122,11 @@ func (k chatKeys) bindings() []key.Binding {
 // timelineKeys step through the versions of a branch.
 type timelineKeys struct {
 	Back, Forward, TurnBack, TurnForward, First, Last key.Binding
-	Branches, Reasoning, Restore, Close, Help         key.Binding
+	Branches, Reasoning, Files, Restore, Close, Help  key.Binding
 }
 
 func (k timelineKeys) bindings() []key.Binding {
-	return []key.Binding{k.Back, k.Forward, k.TurnBack, k.TurnForward, k.First, k.Last, k.Branches, k.Reasoning, k.Restore, k.Close, k.Help}
+	return []key.Binding{k.Back, k.Forward, k.TurnBack, k.TurnForward, k.First, k.Last, k.Branches, k.Reasoning, k.Files, k.Restore, k.Close, k.Help}
 }
 
 // treeKeys choose a branch.
@@ -157,9 +159,9 @@ func (k detailKeys) bindings() []key.Binding {
 }
 
 // confirmKeys answer a yes/no question; anything but yes is no.
-type confirmKeys struct{ Yes, No key.Binding }
+type confirmKeys struct{ Yes, Keep, No key.Binding }
 
-func (k confirmKeys) bindings() []key.Binding { return []key.Binding{k.Yes, k.No} }
+func (k confirmKeys) bindings() []key.Binding { return []key.Binding{k.Yes, k.Keep, k.No} }
 
 // helpKeys scroll and close the help screen.
 type helpKeys struct{ Up, Down, PageUp, PageDown, Top, Bottom, Close key.Binding }

@@ -167,6 +167,7 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 type confirmation struct {
 	question string
 	yes      func() tea.Cmd
+	keep     func() tea.Cmd // a third answer, when the question has one
 }
 
 // confirmKey answers the question: yes, or no for any other key.
@@ -175,6 +176,9 @@ func (m *Model) confirmKey(k tea.KeyPressMsg) tea.Cmd {
 	m.confirm = nil
 	if key.Matches(k, keymap.Confirm.Yes) {
 		return c.yes()
+	}
+	if c.keep != nil && key.Matches(k, keymap.Confirm.Keep) {
+		return c.keep()
 	}
 	m.notice = ""
 	return nil

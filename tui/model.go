@@ -184,6 +184,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.handleSessionChanged(msg)
 	case restoredMsg:
 		return m, m.handleRestored(msg)
+	case filesChangedMsg:
+		return m, m.handleFilesChanged(msg)
+	case fileDiffsMsg:
+		return m, m.handleFileDiffs(msg)
 	case historyMsg:
 		return m, m.handleHistory(msg)
 	case sessionsMsg:

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -28,11 +29,13 @@ type timeline struct {
 	treeSel  int
 	memoPos  int
 	memo     state.State
+	// diffs holds each version's file changes once read, by version.
+	diffs map[int][]FileDiff
 }
 
 // newTimeline folds the path once, keeping a state every snapEvery events.
 func newTimeline(session string, versions []Version, branch int) (*timeline, error) {
-	t := &timeline{session: session, versions: versions, branch: branch, memoPos: -1}
+	t := &timeline{session: session, versions: versions, branch: branch, memoPos: -1, diffs: map[int][]FileDiff{}}
 	b := state.NewBuilder(state.New(session))
 	t.snaps = append(t.snaps, b.State())
 	for i, v := range versions {
@@ -119,6 +122,7 @@ func (m *Model) handleHistory(msg historyMsg) tea.Cmd {
 	}
 	m.relayout()
 	m.showState(t.current())
+	load := m.loadFileDiffs()
 	t.tree = msg.tree
 	if t.branch == 0 {
 		for _, b := range msg.tree.Branches {
@@ -132,7 +136,7 @@ func (m *Model) handleHistory(msg historyMsg) tea.Cmd {
 			t.treeSel = i
 		}
 	}
-	return nil
+	return load
 }
 
 func (m *Model) closeTimeline() {
@@ -164,8 +168,10 @@ func (m *Model) timelineKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, keys.Reasoning):
 		m.conv.ToggleReasoning()
 		return nil
+	case key.Matches(k, keys.Files):
+		return m.openFileDiffs()
 	case key.Matches(k, keys.Restore):
-		return m.restore(t.current().Version)
+		return m.restore(t.current().Version, RestoreHow{})
 	case key.Matches(k, keys.Close):
 		m.closeTimeline()
 		return nil
@@ -176,11 +182,124 @@ func (m *Model) timelineKey(k tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	m.showState(t.current())
+	return m.loadFileDiffs()
+}
+
+// changedFiles is the file changes of the version the timeline shows.
+func (t *timeline) changedFiles() (int, []state.FileChange) {
+	if t.pos == 0 {
+		return 0, nil
+	}
+	v := t.versions[t.pos-1]
+	return v.Version, v.Event.Files
+}
+
+// loadFileDiffs reads the shown version's file changes, once, off the
+// UI's goroutine: the banner shows their +/− lines when they come.
+func (m *Model) loadFileDiffs() tea.Cmd {
+	v, files := m.timeline.changedFiles()
+	if len(files) == 0 || m.timeline.diffs[v] != nil {
+		return nil
+	}
+	return func() tea.Msg {
+		diffs, err := m.d.FileDiffs(files)
+		return fileDiffsMsg{version: v, diffs: diffs, err: err}
+	}
+}
+
+type fileDiffsMsg struct {
+	version int
+	diffs   []FileDiff
+	err     error
+	open    bool // show them in the detail view
+}
+
+func (m *Model) handleFileDiffs(msg fileDiffsMsg) tea.Cmd {
+	if msg.err != nil {
+		m.notice = "files: " + msg.err.Error()
+		return nil
+	}
+	if m.timeline == nil {
+		return nil
+	}
+	m.timeline.diffs[msg.version] = msg.diffs
+	if msg.open {
+		m.showFileDiffs(msg.version, msg.diffs)
+	}
 	return nil
 }
 
-// restore moves the head to a version; the panes follow.
-func (m *Model) restore(v int) tea.Cmd {
+// openFileDiffs shows the shown version's file changes with their diffs.
+func (m *Model) openFileDiffs() tea.Cmd {
+	v, files := m.timeline.changedFiles()
+	if len(files) == 0 {
+		m.notice = fmt.Sprintf("v%d changed no workspace file", v)
+		return nil
+	}
+	if diffs := m.timeline.diffs[v]; diffs != nil {
+		m.showFileDiffs(v, diffs)
+		return nil
+	}
+	return func() tea.Msg {
+		diffs, err := m.d.FileDiffs(files)
+		return fileDiffsMsg{version: v, diffs: diffs, err: err, open: true}
+	}
+}
+
+func (m *Model) showFileDiffs(v int, diffs []FileDiff) {
+	var body []string
+	for _, d := range diffs {
+		body = append(body, inert(d.Stat))
+		if d.Unified != "" {
+			body = append(body, strings.Split(strings.TrimSuffix(inert(d.Unified), "\n"), "\n")...)
+		}
+		body = append(body, "")
+	}
+	k := keymap.Detail
+	m.detail = detailView{title: fmt.Sprintf("files v%d changed · %s %s scroll · %s back", v,
+		legendPair(k.Up, k.Down), legendPair(k.PageUp, k.PageDown), legend(k.Close)), from: modeTimeline}
+	m.detail.setBody(body)
+	m.mode = modeToolDetail
+}
+
+// fileSummary is the banner's line of the shown version's file changes:
+// with +/− lines once read, and the kinds of change until then.
+func (t *timeline) fileSummary() string {
+	v, files := t.changedFiles()
+	if len(files) == 0 {
+		return "files: no workspace file changed here"
+	}
+	var parts []string
+	if diffs := t.diffs[v]; diffs != nil {
+		for _, d := range diffs {
+			parts = append(parts, d.Stat)
+		}
+	} else {
+		for _, f := range files {
+			parts = append(parts, changeKind(f)+" "+f.Path)
+		}
+	}
+	return "files: " + strings.Join(parts, " · ") + " (" + legend(keymap.Timeline.Files) + " diffs)"
+}
+
+// changeKind names what a change did to its path.
+func changeKind(c state.FileChange) string {
+	switch {
+	case !c.Before.Tracked() || !c.After.Tracked():
+		return "not tracked"
+	case c.Before.Absent:
+		return "created"
+	case c.After.Absent:
+		return "deleted"
+	}
+	return "changed"
+}
+
+// restore moves the head to a version and brings the workspace files
+// back with it; the panes follow. Files changed outside retrace turn it
+// into a question: overwrite them, keep them (move only the head), or
+// stay.
+func (m *Model) restore(v int, how RestoreHow) tea.Cmd {
 	if m.running {
 		m.notice = busyNotice("before a restore")
 		return nil
@@ -190,12 +309,34 @@ func (m *Model) restore(v int) tea.Cmd {
 		return nil
 	}
 	return func() tea.Msg {
-		if err := m.d.Restore(v); err != nil {
+		done, err := m.d.Restore(v, how)
+		if err != nil {
+			var changed *FilesChangedError
+			if errors.As(err, &changed) {
+				return filesChangedMsg{version: v, paths: changed.Paths}
+			}
 			return errMsg{err}
 		}
 		info, head := m.d.Current()
-		return restoredMsg{version: v, session: info, head: head}
+		return restoredMsg{version: v, session: info, head: head, files: done, kept: how.KeepFiles}
 	}
+}
+
+// filesChangedMsg says a restore found files changed outside retrace and
+// changed nothing.
+type filesChangedMsg struct {
+	version int
+	paths   []string
+}
+
+func (m *Model) handleFilesChanged(msg filesChangedMsg) tea.Cmd {
+	m.confirm = &confirmation{
+		question: fmt.Sprintf("%s changed outside retrace: %s. Overwrite with v%d's? y yes · k keep the files, move only the head · n cancel",
+			countOf(len(msg.paths), "file"), firstFew(msg.paths, 3), msg.version),
+		yes:  func() tea.Cmd { return m.restore(msg.version, RestoreHow{Force: true}) },
+		keep: func() tea.Cmd { return m.restore(msg.version, RestoreHow{KeepFiles: true}) },
+	}
+	return nil
 }
 
 // restoredMsg says the head moved to version. Unlike opening a session, a
@@ -205,6 +346,8 @@ type restoredMsg struct {
 	version int
 	session SessionInfo
 	head    state.State
+	files   Restored
+	kept    bool // the files were left as they were
 }
 
 func (m *Model) handleRestored(msg restoredMsg) tea.Cmd {
@@ -213,12 +356,39 @@ func (m *Model) handleRestored(msg restoredMsg) tea.Cmd {
 	m.errText = ""
 	m.loadSession(msg.session, msg.head)
 	m.relayout()
-	m.notice = fmt.Sprintf("restored v%d: the next message starts a new branch; the old one stays in the timeline", msg.version)
+	files := ""
+	switch f := msg.files; {
+	case msg.kept:
+		files = " (files left as they were)"
+	case len(f.Left) > 0:
+		files = fmt.Sprintf(" and %s; left as they were: %s", countOf(f.Files, "file"), firstFew(f.Left, 3))
+	case len(f.NotRestorable) > 0:
+		files = fmt.Sprintf(" and %s; not restorable: %s", countOf(f.Files, "file"), firstFew(f.NotRestorable, 3))
+	case f.Files > 0:
+		files = " and " + countOf(f.Files, "file")
+	}
+	m.notice = fmt.Sprintf("restored v%d%s: the next message starts a new branch; the old one stays in the timeline", msg.version, files)
 	if m.head.Phase.Active() {
-		m.notice = fmt.Sprintf("restored v%d, in the middle of a task (%s): %s carries it on; a new message interrupts it",
-			msg.version, m.head.Phase, legend(keymap.Chat.Retry))
+		m.notice = fmt.Sprintf("restored v%d%s, in the middle of a task (%s): %s carries it on; a new message interrupts it",
+			msg.version, files, m.head.Phase, legend(keymap.Chat.Retry))
 	}
 	return nil
+}
+
+// countOf is "1 file", "3 files".
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// firstFew lists up to n paths, and how many more there are.
+func firstFew(paths []string, n int) string {
+	if len(paths) <= n {
+		return strings.Join(paths, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(paths[:n], ", "), len(paths)-n)
 }
 
 func (m *Model) treeKey(k tea.KeyPressMsg) tea.Cmd {
@@ -261,7 +431,8 @@ func (m *Model) timelineBanner() []string {
 		v := t.versions[t.pos-1]
 		change = fmt.Sprintf("v%d: %s", v.Version, describe(v.Event, v.Phase))
 	}
-	return []string{fit(m.st.Timeline.Banner.Render(banner), m.width), fit(m.st.Timeline.Change.Render(clip(inert(change), m.width)), m.width)}
+	lines := []string{fit(m.st.Timeline.Banner.Render(banner), m.width), fit(m.st.Timeline.Change.Render(clip(inert(change), m.width)), m.width)}
+	return append(lines, fit(m.st.Timeline.Change.Render(clip(inert(t.fileSummary()), m.width)), m.width))
 }
 
 // describe says in a line what an event changed.

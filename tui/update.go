@@ -22,7 +22,7 @@ func (m *Model) handleResize(msg tea.WindowSizeMsg) tea.Cmd {
 func (m *Model) relayout() {
 	extra := 0
 	if m.timeline != nil && m.mode != modeTree {
-		extra = 2
+		extra = 3 // the banner: keys, the version's change, its files
 	}
 	m.lay = computeLayout(m.width, m.height, m.input.Lines(), extra)
 }

@@ -8,7 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"retrace/agent/rewind"
 	"retrace/agent/session"
+	"retrace/state"
 	"retrace/state/transcript"
 	"retrace/storage"
 )
@@ -68,7 +70,55 @@ func showCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		if *asJSON {
 			return writeJSON(c, s)
 		}
-		renderState(c.stdout, info, s)
+		files, err := rewind.DiffAll(ctx, st, rewind.Manifest(s))
+		if err != nil {
+			return err
+		}
+		renderState(c.stdout, info, s, files)
+		return nil
+	}
+}
+
+func diffCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
+	stat := fs.Bool("stat", false, "one line per file (created, changed, deleted, +/− lines) instead of the diff")
+	return func(ctx context.Context, c *cli, args []string) error {
+		var vs [2]int
+		for i, a := range args[1:] {
+			n, err := strconv.Atoi(strings.TrimPrefix(a, "v"))
+			if err != nil || n < 0 {
+				return usagef("versions are numbers such as 3 or v3, not %q", a)
+			}
+			vs[i] = n
+		}
+		st, info, err := c.openSession(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		var at [2]state.State
+		for i, v := range vs {
+			if at[i], err = st.At(ctx, info.ID, v); err != nil {
+				return err
+			}
+		}
+		diffs, err := rewind.Between(ctx, st, at[0], at[1])
+		if err != nil {
+			return err
+		}
+		if len(diffs) == 0 {
+			fmt.Fprintf(c.stderr, "the workspace files this session tracks are the same at v%d and v%d\n", vs[0], vs[1])
+			return nil
+		}
+		for _, d := range diffs {
+			switch {
+			case *stat || d.Unified == "":
+				fmt.Fprintln(c.stdout, transcript.Inert(d.Stat()))
+			default:
+				// The diff is the file's own text: it goes out as it is,
+				// for patch(1) and for people, as git diff does.
+				fmt.Fprint(c.stdout, d.Unified)
+			}
+		}
 		return nil
 	}
 }

@@ -2,20 +2,30 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
+	"retrace/agent/rewind"
 	"retrace/agent/session"
+	"retrace/agent/snapshot"
 	"retrace/storage/boltstore"
 )
 
-func rollbackCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
+func rollbackCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
+	var how rewind.Options
+	fs.BoolVar(&how.Force, "force", false, "overwrite workspace files changed outside retrace since the session last recorded them")
+	fs.BoolVar(&how.KeepFiles, "keep-files", false, "move only the head; leave every workspace file as it is")
 	return func(ctx context.Context, c *cli, args []string) error {
 		v, err := strconv.Atoi(strings.TrimPrefix(args[1], "v"))
 		if err != nil {
 			return usagef("VERSION must be a version number such as 12 or v12, not %q", args[1])
+		}
+		if how.Force && how.KeepFiles {
+			return usagef("--force and --keep-files contradict each other: one overwrites files, the other leaves them")
 		}
 		st, before, err := c.openSession(ctx, args[0])
 		if err != nil {
@@ -23,10 +33,56 @@ func rollbackCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 		}
 		defer st.Close()
 		id := before.ID
-		if err := st.SetHead(ctx, id, v); err != nil {
+		if err := st.Claim(ctx, id); err != nil {
 			return err
 		}
-		fmt.Fprintf(c.stdout, "session %s: head moved from v%d to v%d.\n", id, before.Head, v)
+		head, err := st.Head(ctx, id)
+		if err != nil {
+			return err
+		}
+		target, err := st.At(ctx, id, v)
+		if err != nil {
+			return err
+		}
+		// The workspace is opened only when files are to be put back: a
+		// session whose directory is gone still moves its head.
+		var files rewind.Files
+		if head.Restoring != nil || (!how.KeepFiles && len(rewind.Plan(head, target)) > 0) {
+			cfg, err := loadConfig(modelFlags{}, os.Getenv)
+			if err != nil {
+				return err
+			}
+			w, err := snapshot.New(before.Workspace, cfg.Files)
+			if err != nil {
+				return fmt.Errorf("open the session's workspace to restore its files: %w (--keep-files moves only the head)", err)
+			}
+			files = w
+		}
+		if head.Restoring != nil {
+			fin, err := rewind.Finish(ctx, st, files, head)
+			if err != nil {
+				return fmt.Errorf("finish the restore a stopped retrace left open: %w", err)
+			}
+			fmt.Fprintf(c.stdout, "session %s: a restore was left open at v%d; finished it first: %s\n", id, head.Version, fin.Text)
+			head = fin.Head
+		}
+		res, err := rewind.Restore(ctx, st, files, head, v, how)
+		if conflict, ok := errors.AsType[*rewind.ConflictError](err); ok {
+			fmt.Fprintf(c.stderr, "%s changed outside retrace since session %s last recorded %s; nothing was changed:\n",
+				count(len(conflict.Conflicts), "file"), session.Short(id), itThem(len(conflict.Conflicts)))
+			for _, f := range conflict.Conflicts {
+				fmt.Fprintf(c.stderr, "  %s (recorded %s, found %s)\n", f.Path, f.Recorded, f.Found)
+			}
+			return fmt.Errorf("rollback refused: rerun with --force to overwrite %s, or --keep-files to move only the head",
+				itThem(len(conflict.Conflicts)))
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "session %s: head moved from v%d to v%d.\n", id, head.Version, v)
+		if res.Head.Version != v {
+			fmt.Fprintf(c.stdout, "Workspace: %s (recorded as v%d).\n", res.Text, res.Head.Version)
+		}
 		if v < before.Versions {
 			fmt.Fprintf(c.stdout, "The next message starts a new branch from v%d; every version stays in 'retrace log %s'.\n", v, session.Short(id))
 		}
@@ -88,4 +144,12 @@ func versionList(vs []int) string {
 		return strings.Join(parts[:8], ", ") + fmt.Sprintf(" and %d more", len(parts)-8)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// itThem is the pronoun for n files.
+func itThem(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }

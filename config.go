@@ -15,6 +15,7 @@ import (
 
 	"retrace/agent/sandbox"
 	"retrace/agent/session"
+	"retrace/agent/snapshot"
 	"retrace/agent/tools"
 	"retrace/state"
 )
@@ -33,6 +34,7 @@ type config struct {
 	Theme         string
 	AllowedTools  []string
 	Sandbox       sandbox.Mode // how run_command's commands are confined
+	Files         snapshot.Options
 	MaxIterations int
 	File          string // the config file read, if any
 	Path          string // where the config file is (or would be)
@@ -59,6 +61,12 @@ type fileConfig struct {
 	AllowedTools  []string `toml:"allowed_tools"` // gated tools that run without asking
 	MaxIterations int      `toml:"max_iterations"`
 	Sandbox       string   `toml:"sandbox"` // workspace, workspace-no-network or off
+	// Exclude lists paths (gitignore patterns) whose changes are not
+	// recorded for rollbacks, on top of .gitignore.
+	Exclude []string `toml:"exclude"`
+	// MaxFileMiB caps the size of a file whose content is kept for a
+	// rollback.
+	MaxFileMiB int `toml:"max_file_mib"`
 }
 
 const (
@@ -118,6 +126,10 @@ func loadConfig(m modelFlags, getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("config %s: %w", c.File, err)
 	}
 	c.Sandbox = mode
+	if fc.MaxFileMiB < 0 {
+		return c, fmt.Errorf("config %s: max_file_mib is %d; it is a size in MiB, 1 or more (default 10)", c.File, fc.MaxFileMiB)
+	}
+	c.Files = snapshot.Options{Exclude: fc.Exclude, MaxFileSize: int64(fc.MaxFileMiB) << 20}
 	return c, c.validate()
 }
 
@@ -208,7 +220,7 @@ func (c config) session(ws *tools.Workspace, allowed []string, interactive bool,
 		Resolve:       func(rec state.Endpoint) (session.Endpoint, error) { return c.endpoint(rec, dm) },
 		ContextWindow: c.ContextWindow, MaxIterations: c.MaxIterations,
 		Workspace: ws, Allowed: allowed, RestartOK: interactive, ReadOnlyWhenBusy: interactive,
-		Sandbox: c.Sandbox,
+		Sandbox: c.Sandbox, Files: c.Files,
 	}
 }
 

@@ -28,7 +28,9 @@ func TestEndToEndInTmux(t *testing.T) {
 	dir := t.TempDir()
 	bin := builtBinary(t)
 	db := filepath.Join(dir, "retrace.db")
-	env := fmt.Sprintf("env -u NO_COLOR TERM=xterm-256color XDG_DATA_HOME=%s XDG_CONFIG_HOME=%s", filepath.Join(dir, "data"), filepath.Join(dir, "config"))
+	env := fmt.Sprintf("env -u NO_COLOR TERM=xterm-256color XDG_DATA_HOME=%s XDG_CONFIG_HOME=%s XDG_CACHE_HOME=%s",
+		filepath.Join(dir, "data"), filepath.Join(dir, "config"), filepath.Join(dir, "cache"))
+	notes := filepath.Join(dir, "data", "retrace", "demo-workspace", "NOTES.md") // --demo's sample project
 
 	term := newTmux(t, fmt.Sprintf("%s %s --demo --db %s; echo EXIT=$?; sleep 30", env, bin, db))
 	term.waitFor(t, "Message retrace")
@@ -46,6 +48,10 @@ func TestEndToEndInTmux(t *testing.T) {
 		}
 	}
 
+	if _, err := os.Stat(notes); err != nil {
+		t.Fatalf("the approved write left no NOTES.md in the workspace: %v", err)
+	}
+
 	term.send(t, "C-t")
 	term.waitFor(t, "Viewing v")
 	for range 8 { // from the head, v21, to v13: the reply that asks to write NOTES.md
@@ -53,7 +59,10 @@ func TestEndToEndInTmux(t *testing.T) {
 	}
 	term.waitFor(t, "Viewing v13 ")
 	term.send(t, "Enter")
-	term.waitFor(t, "restored v13")
+	term.waitFor(t, "restored v13 and 1 file")
+	if _, err := os.Stat(notes); !os.IsNotExist(err) {
+		t.Fatalf("restoring v13, before the write, left NOTES.md on disk: %v", err)
+	}
 	term.send(t, "hello", "Enter")
 	term.waitFor(t, "Hello! I am retrace's demo model")
 	term.waitFor(t, "^S sessions")

@@ -20,7 +20,16 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// Every retrace this test binary runs, in process or as a child, keeps
+	// its file cache in a directory of its own, not the user's.
+	cache, err := os.MkdirTemp("", "retrace-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
 	code := m.Run()
+	os.RemoveAll(cache)
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}

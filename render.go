@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"retrace/agent/rewind"
 	"retrace/state"
 	"retrace/state/transcript"
 	"retrace/storage"
@@ -27,7 +28,7 @@ func renderSessions(w io.Writer, list []storage.SessionInfo) error {
 	return tw.Flush()
 }
 
-func renderState(w io.Writer, info storage.SessionInfo, s state.State) {
+func renderState(w io.Writer, info storage.SessionInfo, s state.State, files []rewind.FileDiff) {
 	fmt.Fprintf(w, "session   %s  %q\n", info.ID, transcript.Inert(info.Title))
 	version := fmt.Sprintf("v%d of %d", s.Version, info.Versions)
 	if s.Version == info.Head {
@@ -71,6 +72,16 @@ func renderState(w io.Writer, info storage.SessionInfo, s state.State) {
 		for _, c := range m.ToolCalls {
 			fmt.Fprintf(w, "  %s %s  %s\n", transcript.Inert(c.Name), clip(oneLine(transcript.Inert(c.Arguments)), 60), toolStatus(c))
 		}
+	}
+	if len(files) > 0 {
+		fmt.Fprintln(w, "\nworkspace files this session changed, up to this version (a rollback here restores them)")
+		for _, f := range files {
+			fmt.Fprintf(w, "  %s\n", transcript.Inert(f.Stat()))
+		}
+	}
+	if r := s.Restoring; r != nil {
+		fmt.Fprintf(w, "\nrestore open: putting back %s from v%d was stopped midway; opening the session (or 'retrace rollback') finishes it\n",
+			count(len(r.Files), "file"), r.From)
 	}
 	if s.Summary != "" {
 		section(w, "summary of earlier turns", s.Summary)

@@ -28,7 +28,7 @@ func TestShowThinking(t *testing.T) {
 		{Role: state.RoleAssistant, Content: "Done.", Reasoning: " \n\t"},
 	}
 	var out bytes.Buffer
-	renderState(&out, storage.SessionInfo{ID: "s1"}, s)
+	renderState(&out, storage.SessionInfo{ID: "s1"}, s, nil)
 	want := "\nconversation\n" +
 		"  user: fix it\n" +
 		"  assistant:\n" +

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	tea "charm.land/bubbletea/v2"
 
 	"retrace/agent"
 	"retrace/agent/llm"
+	"retrace/agent/rewind"
 	"retrace/agent/session"
 	"retrace/state"
 	"retrace/storage"
@@ -106,7 +108,44 @@ func versionsOf(path []storage.Record) []tui.Version {
 	return out
 }
 
-func (d tuiDriver) Restore(version int) error { return d.ctrl.Restore(version) }
+func (d tuiDriver) Restore(version int, how tui.RestoreHow) (tui.Restored, error) {
+	res, err := d.ctrl.Restore(version, session.Rollback{Force: how.Force, KeepFiles: how.KeepFiles})
+	if changed, ok := errors.AsType[*rewind.ConflictError](err); ok {
+		return tui.Restored{}, &tui.FilesChangedError{Version: changed.Version, Paths: conflictPaths(changed.Conflicts)}
+	}
+	if err != nil {
+		return tui.Restored{}, err
+	}
+	return tui.Restored{Files: res.Restored, NotRestorable: changePaths(res.NotRestorable), Left: changePaths(res.Left)}, nil
+}
+
+func (d tuiDriver) FileDiffs(changes []state.FileChange) ([]tui.FileDiff, error) {
+	diffs, err := d.ctrl.FileDiffs(changes)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tui.FileDiff, len(diffs))
+	for i, f := range diffs {
+		out[i] = tui.FileDiff{Stat: f.Stat(), Unified: f.Unified}
+	}
+	return out, nil
+}
+
+func conflictPaths(cs []rewind.Conflict) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Path
+	}
+	return out
+}
+
+func changePaths(cs []state.FileChange) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Path
+	}
+	return out
+}
 
 func (d tuiDriver) Sessions() ([]tui.SessionInfo, error) {
 	list, err := d.ctrl.Sessions()

@@ -498,6 +498,10 @@ func describe(ev state.Event, phase state.Phase) string {
 		what = "interrupted"
 	case state.Summarized:
 		what = fmt.Sprintf("older turns summarised (%d messages)", ev.Through)
+	case state.RestoreStarted:
+		what = fmt.Sprintf("restoring %s as they were here (the workspace was at v%d)", countOf(len(ev.Files), "file"), ev.From)
+	case state.FilesRestored:
+		what = ev.Text
 	default:
 		what = ev.Kind.String()
 	}

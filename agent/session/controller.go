@@ -9,6 +9,7 @@ import (
 
 	"retrace/agent"
 	"retrace/agent/llm"
+	"retrace/agent/rewind"
 	"retrace/agent/sandbox"
 	"retrace/agent/snapshot"
 	"retrace/agent/tokens"
@@ -165,7 +166,10 @@ func (c *Controller) Open(id string) error {
 		err = c.setHeadLocked(head)
 	}
 	if err == nil && !readOnly {
-		_, err = c.finishRestoreLocked()
+		var res rewind.Result
+		if res, err = c.finishRestoreLocked(); err == nil && res.Text != "" {
+			c.events.publish(Notice{Text: "a restore of the workspace was left open; " + res.Text})
+		}
 	}
 	if err != nil {
 		if !readOnly && id != c.info.ID {

@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -231,5 +233,48 @@ func TestInterruptedCommandsChangesAreRecorded(t *testing.T) {
 	}
 	if _, err := os.Stat(made); !os.IsNotExist(err) {
 		t.Fatalf("restoring v0 left made.txt: %v", err)
+	}
+}
+
+// A restore left open (the process stopped between restore_started and
+// files_restored) is finished when the session is opened, and the
+// person is told.
+func TestOpenFinishesAnOpenRestore(t *testing.T) {
+	r := newRig(t)
+	r.ctrl = r.controller(r.store, session.Config{Allowed: []string{"write_file"}})
+	if err := r.ctrl.Create(storage.NewSession{}); err != nil {
+		t.Fatal(err)
+	}
+	r.srv.Enqueue(toolCall("w1", "write_file", map[string]string{"path": "notes.md", "content": "hi\n"}), llmserver.TextReply("Wrote it."))
+	if err := r.ctrl.Submit("write notes"); err != nil {
+		t.Fatal(err)
+	}
+	done, _ := finish(t, r.ctrl)
+	id := done.Info.Session.ID
+	// What a restore to v1 writes first, then the process stops.
+	ctx := context.Background()
+	target, err := r.store.At(ctx, id, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.store.SetHead(ctx, id, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := storage.NewCursor(r.store, target).Commit(ctx, state.Event{Kind: state.RestoreStarted, From: done.State.Version,
+		Files: rewind.Plan(done.State, target)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ctrl.Open(id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(r.ws, "notes.md")); !os.IsNotExist(err) {
+		t.Fatalf("opening the session did not finish the restore: %v", err)
+	}
+	if head := r.ctrl.Head(); head.Restoring != nil {
+		t.Fatalf("the restore is still open at v%d", head.Version)
+	}
+	evs := until(t, r.ctrl, func(ev session.Event) bool { _, ok := ev.(session.Notice); return ok })
+	if n := evs[len(evs)-1].(session.Notice); !strings.Contains(n.Text, "left open; interrupted, then finished: restored 1 file to v1") {
+		t.Fatalf("notice %q", n.Text)
 	}
 }

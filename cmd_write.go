@@ -86,6 +86,9 @@ func rollbackCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		if v < before.Versions {
 			fmt.Fprintf(c.stdout, "The next message starts a new branch from v%d; every version stays in 'retrace log %s'.\n", v, session.Short(id))
 		}
+		if n := len(res.Failed); n > 0 {
+			return fmt.Errorf("%s could not be put back (listed above); the rest of the workspace is v%d's", count(n, "file"), v)
+		}
 		return nil
 	}
 }

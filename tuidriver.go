@@ -116,7 +116,11 @@ func (d tuiDriver) Restore(version int, how tui.RestoreHow) (tui.Restored, error
 	if err != nil {
 		return tui.Restored{}, err
 	}
-	return tui.Restored{Files: res.Restored, NotRestorable: changePaths(res.NotRestorable), Left: changePaths(res.Left)}, nil
+	failed := make([]string, len(res.Failed))
+	for i, f := range res.Failed {
+		failed[i] = f.Path
+	}
+	return tui.Restored{Files: res.Restored, NotRestorable: changePaths(res.NotRestorable), Left: changePaths(res.Left), Failed: failed}, nil
 }
 
 func (d tuiDriver) FileDiffs(changes []state.FileChange) ([]tui.FileDiff, error) {

@@ -74,8 +74,9 @@ type Restored struct {
 	Files int // files written back or removed
 	// NotRestorable are files whose content at the version was never
 	// kept (over the size cap, ignored); Left are files changed outside
-	// retrace that were left as they were.
-	NotRestorable, Left []string
+	// retrace that were left as they were; Failed could not be written
+	// (a directory in the way, a full disk).
+	NotRestorable, Left, Failed []string
 }
 
 // FileDiff is one workspace change, for people to read.

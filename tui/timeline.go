@@ -360,6 +360,8 @@ func (m *Model) handleRestored(msg restoredMsg) tea.Cmd {
 	switch f := msg.files; {
 	case msg.kept:
 		files = " (files left as they were)"
+	case len(f.Failed) > 0:
+		files = fmt.Sprintf(" and %s; could not restore: %s", countOf(f.Files, "file"), firstFew(f.Failed, 3))
 	case len(f.Left) > 0:
 		files = fmt.Sprintf(" and %s; left as they were: %s", countOf(f.Files, "file"), firstFew(f.Left, 3))
 	case len(f.NotRestorable) > 0:

@@ -85,8 +85,8 @@ func (m *memStore) Blob(_ context.Context, d string) ([]byte, error) {
 type memFiles struct {
 	files map[string]file
 	puts  []string // paths written, in order
-	// failAt makes the nth Put (counting from 1) fail, to stop a restore.
-	failAt int
+	// failAt makes the nth Put (counting from 1) fail.
+	failAt, tries int
 }
 
 type file struct {
@@ -105,7 +105,8 @@ func (f *memFiles) Image(p string) (state.FileImage, []byte, error) {
 }
 
 func (f *memFiles) Put(p string, img state.FileImage, data []byte) error {
-	if f.failAt > 0 && len(f.puts)+1 == f.failAt {
+	f.tries++
+	if f.tries == f.failAt {
 		return errStopped
 	}
 	f.puts = append(f.puts, p)

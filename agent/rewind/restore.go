@@ -96,6 +96,42 @@ type Result struct {
 	// Left are files found changed outside retrace and left as they
 	// were (only when finishing an interrupted restore, or forced).
 	NotRestorable, Left []state.FileChange
+	// Failed are files that could not be written back, and why.
+	Failed []Failure
+}
+
+// Failure is a file a restore could not put back.
+type Failure struct {
+	state.FileChange
+	Err error
+}
+
+// notDone lists the changes the restore did not make, for the record.
+func (r Result) notDone() []state.FileChange {
+	out := append(append([]state.FileChange(nil), r.NotRestorable...), r.Left...)
+	for _, f := range r.Failed {
+		out = append(out, f.FileChange)
+	}
+	return out
+}
+
+// inOrder is the order a restore takes its changes in: removals first,
+// deepest paths first, so that a directory a command made where a file
+// was is emptied before the file comes back; then everything else, in
+// path order, so parents come before children.
+func inOrder(cs []state.FileChange) []state.FileChange {
+	out := make([]state.FileChange, 0, len(cs))
+	for i := len(cs) - 1; i >= 0; i-- {
+		if cs[i].After.Absent {
+			out = append(out, cs[i])
+		}
+	}
+	for _, c := range cs {
+		if !c.After.Absent {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Conflicts compares each file a plan would write with what the session
@@ -181,10 +217,11 @@ func finish(ctx context.Context, st Store, files Files, cur *storage.Cursor, r *
 	hook(PointStarted, 0)
 	can, cannot := Restorable(r.Files)
 	res := Result{NotRestorable: cannot}
-	for _, c := range can {
+	for _, c := range inOrder(can) {
 		found, _, err := files.Image(c.Path)
 		if err != nil {
-			return res, fmt.Errorf("restore %s: %w", c.Path, err)
+			res.Failed = append(res.Failed, Failure{c, err})
+			continue
 		}
 		switch {
 		case found.Same(c.After):
@@ -197,11 +234,16 @@ func finish(ctx context.Context, st Store, files Files, cur *storage.Cursor, r *
 		var data []byte
 		if !c.After.Absent {
 			if data, err = st.Blob(ctx, c.After.Blob); err != nil {
-				return res, fmt.Errorf("restore %s: %w", c.Path, err)
+				res.Failed = append(res.Failed, Failure{c, err})
+				continue
 			}
 		}
 		if err := files.Put(c.Path, c.After, data); err != nil {
-			return res, fmt.Errorf("restore %s: %w", c.Path, err)
+			// One file that cannot be written (a directory in its way, a
+			// disk full) must not leave the restore open for ever: it is
+			// listed, and the rest goes on.
+			res.Failed = append(res.Failed, Failure{c, err})
+			continue
 		}
 		res.Restored++
 		hook(PointFile, res.Restored)
@@ -209,7 +251,7 @@ func finish(ctx context.Context, st Store, files Files, cur *storage.Cursor, r *
 	hook(PointClosing, res.Restored)
 	res.Text = lead + res.summary(cur.State().ParentVersion, r.From)
 	closed, err := cur.Commit(ctx, state.Event{Kind: state.FilesRestored,
-		Text: res.Text, Files: append(append([]state.FileChange(nil), res.NotRestorable...), res.Left...)})
+		Text: res.Text, Files: res.notDone()})
 	if err != nil {
 		return res, fmt.Errorf("record the end of the restore: %w", err)
 	}
@@ -229,6 +271,9 @@ func (r Result) summary(to, from int) string {
 	}
 	if n := len(r.Left); n > 0 {
 		parts = append(parts, fmt.Sprintf("%s left as %s, changed outside retrace: %s", count(n, "file"), plural(n, "it was", "they were"), pathList(r.Left)))
+	}
+	for _, f := range r.Failed {
+		parts = append(parts, fmt.Sprintf("could not restore %s: %v", f.Path, f.Err))
 	}
 	return strings.Join(parts, "; ")
 }

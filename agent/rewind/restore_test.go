@@ -202,16 +202,16 @@ func TestFinishCompletesAStoppedRestore(t *testing.T) {
 		start := s.st.head
 		want := s.disk()
 		s.write(map[string]string{"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"})
-		s.files.failAt = stopAt
-		_, err := Restore(ctx, s.st, s.files, s.st.states[s.st.head], start, Options{})
-		if !errors.Is(err, errStopped) {
+		if err := stopped(func() error {
+			_, err := Restore(ctx, s.st, s.files, s.st.states[s.st.head], start, Options{Hook: stopAfter(stopAt - 1)})
+			return err
+		}); !errors.Is(err, errStopped) {
 			t.Fatalf("stop at put %d: %v", stopAt, err)
 		}
 		open := s.st.states[s.st.head]
 		if open.Restoring == nil || open.ParentVersion != start {
 			t.Fatalf("stop at put %d: the head is not an open restore: %+v", stopAt, open)
 		}
-		s.files.failAt = 0
 		res, err := Finish(ctx, s.st, s.files, open)
 		if err != nil {
 			t.Fatal(err)
@@ -237,11 +237,12 @@ func TestFinishLeavesFilesChangedMeanwhile(t *testing.T) {
 	s := newSession()
 	start := s.st.head
 	s.write(map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
-	s.files.failAt = 1
-	if _, err := Restore(ctx, s.st, s.files, s.st.states[s.st.head], start, Options{}); !errors.Is(err, errStopped) {
+	if err := stopped(func() error {
+		_, err := Restore(ctx, s.st, s.files, s.st.states[s.st.head], start, Options{Hook: stopAfter(0)})
+		return err
+	}); !errors.Is(err, errStopped) {
 		t.Fatal(err)
 	}
-	s.files.failAt = 0
 	s.files.files["b.txt"] = file{data: []byte("by hand\n"), mode: 0o644}
 	res, err := Finish(ctx, s.st, s.files, s.st.states[s.st.head])
 	if err != nil || len(res.Left) != 1 || res.Left[0].Path != "b.txt" || s.disk()["b.txt"] != "by hand\n" || s.disk()["a.txt"] != "" {
@@ -249,5 +250,59 @@ func TestFinishLeavesFilesChangedMeanwhile(t *testing.T) {
 	}
 	if !strings.Contains(res.Text, "1 file left as it was, changed outside retrace: b.txt") {
 		t.Fatalf("the record does not say so: %q", res.Text)
+	}
+}
+
+// stopAfter is a hook that stops the restore (as a kill would, with no
+// further step) once n files are written.
+func stopAfter(n int) func(Point, int) {
+	return func(p Point, done int) {
+		if (p == PointStarted && n == 0) || (p == PointFile && done == n) {
+			panic(errStopped)
+		}
+	}
+}
+
+// stopped runs fn and turns a stop into its error.
+func stopped(fn func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = v.(error)
+		}
+	}()
+	return fn()
+}
+
+// A file that cannot be written back is listed, and the restore goes on
+// and closes: it never stays open for ever.
+func TestRestoreGoesOnPastAFileItCannotWrite(t *testing.T) {
+	s := newSession()
+	start := s.st.head
+	s.write(map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+	s.files.failAt = 1
+	res, err := Restore(ctx, s.st, s.files, s.st.states[s.st.head], start, Options{})
+	if err != nil || res.Head.Restoring != nil || len(res.Failed) != 1 || res.Failed[0].Path != "b.txt" || res.Restored != 1 {
+		t.Fatalf("failed %v, restored %d, open %v: %v", res.Failed, res.Restored, res.Head.Restoring, err)
+	}
+	if !strings.Contains(res.Text, "could not restore b.txt: stopped") || len(s.st.events[res.Head.Version].Files) != 1 {
+		t.Fatalf("the record does not say so: %q", res.Text)
+	}
+}
+
+// Removals come first, deepest first: a directory a command put where a
+// file was is emptied before the file is written back.
+func TestRestoreRemovesBeforeItWrites(t *testing.T) {
+	got := inOrder([]state.FileChange{
+		{Path: "a", After: state.FileImage{Blob: "x"}},
+		{Path: "a/b", After: state.FileImage{Absent: true}},
+		{Path: "a/b/c", After: state.FileImage{Absent: true}},
+		{Path: "d", After: state.FileImage{Blob: "y"}},
+	})
+	var order []string
+	for _, c := range got {
+		order = append(order, c.Path)
+	}
+	if strings.Join(order, " ") != "a/b/c a/b a d" {
+		t.Fatalf("order %v", order)
 	}
 }

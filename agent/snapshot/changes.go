@@ -124,8 +124,13 @@ func differ(b, a entry) bool {
 func (w *Watcher) attach(changes []state.FileChange, kept map[[sha256.Size]byte][]byte) []state.Blob {
 	var blobs []state.Blob
 	have := map[string]bool{}
+	var total int64
 	find := func(img *state.FileImage) {
 		if img.Blob == "" || have[img.Blob] {
+			return
+		}
+		if total+img.Size > w.opts.MaxCallBytes {
+			*img = state.FileImage{Size: img.Size, Mode: img.Mode, Untracked: callCapReason(w.opts.MaxCallBytes)}
 			return
 		}
 		sum, _ := parseDigest(img.Blob)
@@ -137,6 +142,7 @@ func (w *Watcher) attach(changes []state.FileChange, kept map[[sha256.Size]byte]
 			*img = state.FileImage{Size: img.Size, Mode: img.Mode, Untracked: reasonUncached}
 			return
 		}
+		total += int64(len(data))
 		have[img.Blob] = true
 		blobs = append(blobs, state.Blob{Digest: img.Blob, Data: data})
 	}

@@ -378,3 +378,19 @@ func waitForClockTick(t *testing.T, ctime int64) {
 	}
 	t.Fatal("the file system's clock did not move in 5 s")
 }
+
+// A command that writes more than MaxCallBytes of files has the first
+// ones' contents kept and the rest recorded without content, saying why.
+func TestChangesKeepAtMostTheCallCap(t *testing.T) {
+	f := newFixture(t, Options{MaxCallBytes: 10})
+	m := f.mark()
+	f.write("a.txt", "sixsix")
+	f.write("b.txt", "sevens!")
+	f.write("c.txt", "four")
+	changes, blobs := f.changes(m)
+	wantSummary(t, summary(changes, blobs), []string{
+		"a.txt: absent -> sixsix",
+		"b.txt: absent -> untracked: " + callCapReason(10),
+		"c.txt: absent -> four",
+	})
+}

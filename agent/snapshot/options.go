@@ -11,6 +11,10 @@ import (
 // database in the workspace does not fill the store.
 const DefaultMaxFileSize = 10 << 20
 
+// DefaultMaxCallBytes is the most content one command's changes keep
+// when Options.MaxCallBytes is zero.
+const DefaultMaxCallBytes = 64 << 20
+
 // Options tune a Watcher. The zero value is ready to use.
 type Options struct {
 	// MaxFileSize is the largest file whose content is kept, in bytes.
@@ -23,6 +27,12 @@ type Options struct {
 	// on top of the workspace's .gitignore files and win over them.
 	Exclude []string
 
+	// MaxCallBytes bounds the contents one command's changes keep, in
+	// bytes: a build or an install that writes thousands of files must
+	// not turn one checkpoint into a copy of them. Past it, changes are
+	// recorded without content. Zero or less means DefaultMaxCallBytes.
+	MaxCallBytes int64
+
 	// CacheDir holds the content cache, shared by every workspace, and
 	// one stat index per workspace. Empty means the user's cache
 	// directory: os.UserCacheDir()/retrace/objects.
@@ -33,6 +43,9 @@ type Options struct {
 func (o Options) withDefaults() (Options, error) {
 	if o.MaxFileSize <= 0 {
 		o.MaxFileSize = DefaultMaxFileSize
+	}
+	if o.MaxCallBytes <= 0 {
+		o.MaxCallBytes = DefaultMaxCallBytes
 	}
 	if o.CacheDir == "" {
 		base, err := os.UserCacheDir()
@@ -47,6 +60,12 @@ func (o Options) withDefaults() (Options, error) {
 // capReason says why a file's content was not kept, naming the real cap.
 func capReason(limit int64) string {
 	return "larger than the " + sizeLabel(limit) + " cap"
+}
+
+// callCapReason says why a change's content was not kept: the command
+// changed more than the per-call cap.
+func callCapReason(limit int64) string {
+	return "the command changed more than " + sizeLabel(limit) + " of files; past that, contents are not kept"
 }
 
 // sizeLabel writes a size the way a person would say it: "10 MiB",

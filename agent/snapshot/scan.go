@@ -287,9 +287,12 @@ func (s *scan) file(rel string, st stamp, before entry, t *tally) (e entry, ok b
 			return entry{}, false, fmt.Errorf("keep %s: %w", rel, err)
 		}
 		e.recheck = true // so that the next scan tries to keep it again
-	}
-	if s.keep {
-		t.kept = append(t.kept, data)
+		if s.keep {
+			// Only what the cache could not take is held in memory: a
+			// command that wrote thousands of files must not hold them
+			// all at once.
+			t.kept = append(t.kept, data)
+		}
 	}
 	if e.vouched() {
 		t.fresh++

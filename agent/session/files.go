@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -16,10 +17,62 @@ import (
 type recorder struct {
 	tools *tools.Registry
 	files *snapshot.Watcher
-	err   error // why there is no watcher
+	err   error  // why there is no watcher
+	key   string // the API key: a content holding it is never kept
 }
 
+// Start records the call's changes, leaving out any content that holds
+// the API key: a key is never written to the store, whatever file it is
+// in.
 func (r recorder) Start(ctx context.Context, name, args string) (func(context.Context) ([]state.FileChange, []state.Blob, error), error) {
+	done, err := r.start(ctx, name, args)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) ([]state.FileChange, []state.Blob, error) {
+		changes, blobs, err := done(ctx)
+		changes, blobs = withoutSecret(r.key, changes, blobs)
+		return changes, blobs, err
+	}, nil
+}
+
+// holdsKey is why a content holding the API key was not kept.
+const holdsKey = "it holds retrace's API key, which is never stored"
+
+// withoutSecret drops every content that holds key and marks the images
+// that named it as not kept. Keys under 16 characters (ollama's "ollama",
+// "none") are no secret, as the model client scrubbing replies decides.
+func withoutSecret(key string, changes []state.FileChange, blobs []state.Blob) ([]state.FileChange, []state.Blob) {
+	if len(key) < 16 {
+		return changes, blobs
+	}
+	secret := map[string]bool{}
+	kept := blobs[:0:0]
+	for _, b := range blobs {
+		if bytes.Contains(b.Data, []byte(key)) {
+			secret[b.Digest] = true
+			continue
+		}
+		kept = append(kept, b)
+	}
+	if len(secret) == 0 {
+		return changes, blobs
+	}
+	hide := func(img state.FileImage) state.FileImage {
+		if secret[img.Blob] {
+			return state.FileImage{Size: img.Size, Mode: img.Mode, Untracked: holdsKey}
+		}
+		return img
+	}
+	out := make([]state.FileChange, len(changes))
+	for i, c := range changes {
+		c.Before, c.After = hide(c.Before), hide(c.After)
+		out[i] = c
+	}
+	return out, kept
+}
+
+func (r recorder) start(ctx context.Context, name, args string) (func(context.Context) ([]state.FileChange, []state.Blob, error), error) {
 	paths, whole := r.tools.Touches(name, args)
 	if (whole || len(paths) > 0) && r.err != nil {
 		return nil, r.err

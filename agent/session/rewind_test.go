@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -17,6 +18,8 @@ import (
 	"retrace/agent/llmserver"
 	"retrace/agent/rewind"
 	"retrace/agent/session"
+	"retrace/agent/snapshot"
+	"retrace/agent/tools"
 	"retrace/state"
 	"retrace/storage"
 )
@@ -276,5 +279,55 @@ func TestOpenFinishesAnOpenRestore(t *testing.T) {
 	evs := until(t, r.ctrl, func(ev session.Event) bool { _, ok := ev.(session.Notice); return ok })
 	if n := evs[len(evs)-1].(session.Notice); !strings.Contains(n.Text, "left open; interrupted, then finished: restored 1 file to v1") {
 		t.Fatalf("notice %q", n.Text)
+	}
+}
+
+// A file that holds the API key is recorded as changed, never with its
+// content: the key reaches neither the store nor an export.
+func TestAKeyInAFileIsNeverStored(t *testing.T) {
+	r := newRig(t)
+	const key = "sk-a-real-looking-key-0123456789"
+	r.ctrl = r.controller(r.store, session.Config{Allowed: []string{"write_file"}})
+	if err := r.ctrl.Create(storage.NewSession{}); err != nil {
+		t.Fatal(err)
+	}
+	r.ctrl.Close()
+	ws, err := tools.NewWorkspace(r.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := session.New(context.Background(), r.store, session.Config{BaseURL: r.srv.URL(), APIKey: key, Model: "gpt-test",
+		Workspace: ws, Allowed: []string{"edit_file"}, Files: snapshot.Options{CacheDir: t.TempDir()}})
+	defer c.Close()
+	id := r.ctrl.Info().Session.ID
+	if err := c.Open(id); err != nil {
+		t.Fatal(err)
+	}
+	// The person's own file holds the key; the agent edits another line.
+	if err := os.WriteFile(filepath.Join(r.ws, ".env.local"), []byte("OPENAI_API_KEY="+key+"\nDEBUG=0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.srv.Enqueue(toolCall("e1", "edit_file", map[string]string{"path": ".env.local", "old_text": "DEBUG=0", "new_text": "DEBUG=1"}),
+		llmserver.TextReply("Debugging on."))
+	if err := c.Submit("turn debugging on"); err != nil {
+		t.Fatal(err)
+	}
+	done, _ := finish(t, c)
+	e, ok := done.State.Files[".env.local"]
+	if !ok || e.Now.Untracked != "it holds retrace's API key, which is never stored" || e.Was.Untracked != e.Now.Untracked {
+		t.Fatalf("manifest: %+v", done.State.Files)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(r.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(raw, []byte(key)) {
+		t.Fatal("the database file holds the key")
 	}
 }

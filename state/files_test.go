@@ -107,6 +107,8 @@ func TestImageStrings(t *testing.T) {
 		{absent, "absent"},
 		{state.FileImage{Size: 12, Blob: "sha256:0a1b2c3d" + strings.Repeat("0", 56)}, "12 bytes sha256:0a1b2c3d"},
 		{state.FileImage{Untracked: "a symlink"}, "not tracked: a symlink"},
+		{state.FileImage{Size: 3, Blob: "sha256:0a1b2c3d"}, "3 bytes sha256:0a1b2c3d"},
+		{state.FileImage{Size: 3, Blob: "sha256:0a"}, "3 bytes sha256:0a"},
 	} {
 		if got := c.img.String(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.img, got, c.want)

@@ -123,3 +123,28 @@ func TestImageStrings(t *testing.T) {
 		t.Fatal("Same compares permissions")
 	}
 }
+
+// Tracked: a restore can bring back an absent path or a kept content,
+// nothing else.
+func TestTracked(t *testing.T) {
+	if !absent.Tracked() || !img('1').Tracked() || (state.FileImage{Untracked: "a symlink"}).Tracked() {
+		t.Fatal("Tracked is true exactly when the image has no reason it was not kept")
+	}
+}
+
+// BlobDigests names each content an event's changes refer to once, in
+// order of first mention, and nothing for absent or untracked images.
+func TestBlobDigests(t *testing.T) {
+	ev := state.Event{Kind: state.ToolFinished, Files: []state.FileChange{
+		{Path: "a", Before: absent, After: img('1')},
+		{Path: "b", Before: img('2'), After: img('1')},
+		{Path: "c", Before: state.FileImage{Untracked: "ignored by .gitignore"}, After: img('2')},
+	}}
+	got := ev.BlobDigests()
+	if want := []string{img('1').Blob, img('2').Blob}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("digests %v, want %v", got, want)
+	}
+	if (state.Event{Kind: state.ToolFinished}).BlobDigests() != nil {
+		t.Fatal("an event without files refers to no content")
+	}
+}

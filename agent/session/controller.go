@@ -218,7 +218,7 @@ func (c *Controller) newAgentLocked() *agent.Agent {
 	return agent.New(c.cursor, model, c.tools, approver{c}, observer{c}, agent.Options{
 		MaxIterations: c.cfg.MaxIterations, ContextWindow: c.cfg.ContextWindow,
 		Workspace: c.cfg.Workspace.Root(), Allowed: c.cfg.Allowed, RestartOK: c.cfg.RestartOK,
-		Endpoint: c.ep.Endpoint, Files: recorder{tools: c.tools, files: c.files, err: c.filesErr, key: c.ep.APIKey},
+		Endpoint: c.ep.Endpoint, Files: recorder{tools: c.tools, files: c.files, err: c.filesErr, key: c.ep.APIKey}, Secret: c.ep.APIKey,
 	})
 }
 

@@ -331,3 +331,50 @@ func TestAKeyInAFileIsNeverStored(t *testing.T) {
 		t.Fatal("the database file holds the key")
 	}
 }
+
+// A file that holds the API key, read by the agent, reaches the store
+// with the key replaced.
+func TestAKeyReadFromAFileIsNeverStored(t *testing.T) {
+	r := newRig(t)
+	const key = "sk-a-real-looking-key-9876543210"
+	ws, err := tools.NewWorkspace(r.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.ws, ".env"), []byte("OPENAI_API_KEY="+key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := session.New(context.Background(), r.store, session.Config{BaseURL: r.srv.URL(), APIKey: key, Model: "gpt-test",
+		Workspace: ws, Files: snapshot.Options{CacheDir: t.TempDir()}})
+	defer c.Close()
+	if err := c.Create(storage.NewSession{}); err != nil {
+		t.Fatal(err)
+	}
+	r.srv.Enqueue(toolCall("r1", "read_file", map[string]string{"path": ".env"}), llmserver.TextReply("It sets the key."))
+	if err := c.Submit("what is in .env?"); err != nil {
+		t.Fatal(err)
+	}
+	done, _ := finish(t, c)
+	if res := done.State.Memory.ToolCalls[0].Result; !strings.Contains(res, "OPENAI_API_KEY=[the API key]") {
+		t.Fatalf("the tool result %q", res)
+	}
+	reqs := r.srv.Requests()
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if strings.Contains(m.Content, key) {
+			t.Fatal("the key went to the model")
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(r.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(raw, []byte(key)) {
+		t.Fatal("the database file holds the key")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"retrace/state"
 	"retrace/themes"
 )
 
@@ -21,7 +22,8 @@ type detailView struct {
 	// wrapped once, not every frame.
 	wrapped   []string
 	wrapWidth int
-	from      mode // the mode closing the view returns to
+	from      mode   // the mode closing the view returns to
+	call      string // the tool call shown, if any
 }
 
 func (d *detailView) scroll(n int) { d.offset = max(d.offset+n, 0) }
@@ -83,9 +85,64 @@ func (m *Model) openToolDetail() tea.Cmd {
 	}
 	k := keymap.Detail
 	m.detail = detailView{title: fmt.Sprintf("%s %s · %s %s scroll · %s back", inert(c.Name), inert(c.ID),
-		legendPair(k.Up, k.Down), legendPair(k.PageUp, k.PageDown), legend(k.Close)), from: m.mode}
+		legendPair(k.Up, k.Down), legendPair(k.PageUp, k.PageDown), legend(k.Close)), from: m.mode, call: c.ID}
 	m.detail.setBody(body)
 	m.mode = modeToolDetail
+	if !c.Finished() {
+		return nil
+	}
+	return m.loadCallFiles(m.shown().Version, c.ID)
+}
+
+// loadCallFiles finds the file changes a finished call recorded (its
+// tool_finished event, the last with its id on the path to version) and
+// their diffs, off the UI's goroutine.
+func (m *Model) loadCallFiles(version int, id string) tea.Cmd {
+	return func() tea.Msg {
+		_, path, err := m.d.History(version)
+		if err != nil {
+			return callFilesMsg{call: id, err: err}
+		}
+		for i := len(path) - 1; i >= 0; i-- {
+			ev := path[i].Event
+			if ev.Kind == state.ToolFinished && ev.Tool != nil && ev.Tool.ID == id {
+				if len(ev.Files) == 0 {
+					return nil
+				}
+				diffs, err := m.d.FileDiffs(ev.Files)
+				return callFilesMsg{call: id, diffs: diffs, err: err}
+			}
+		}
+		return nil
+	}
+}
+
+// callFilesMsg carries the file changes of the call the detail view shows.
+type callFilesMsg struct {
+	call  string
+	diffs []FileDiff
+	err   error
+}
+
+// handleCallFiles adds a call's file changes, with their diffs, to the
+// detail view, if it still shows that call.
+func (m *Model) handleCallFiles(msg callFilesMsg) tea.Cmd {
+	if m.mode != modeToolDetail || m.detail.call != msg.call {
+		return nil
+	}
+	body := append([]string(nil), m.detail.body...)
+	if msg.err != nil {
+		body = append(body, "", "files: "+inert(msg.err.Error()))
+	} else {
+		body = append(body, "", "files:")
+		for _, d := range msg.diffs {
+			body = append(body, inert(d.Stat))
+			if d.Unified != "" {
+				body = append(body, strings.Split(strings.TrimSuffix(inert(d.Unified), "\n"), "\n")...)
+			}
+		}
+	}
+	m.detail.setBody(body)
 	return nil
 }
 

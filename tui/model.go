@@ -188,6 +188,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.handleFilesChanged(msg)
 	case fileDiffsMsg:
 		return m, m.handleFileDiffs(msg)
+	case callFilesMsg:
+		return m, m.handleCallFiles(msg)
 	case historyMsg:
 		return m, m.handleHistory(msg)
 	case sessionsMsg:

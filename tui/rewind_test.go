@@ -92,3 +92,18 @@ func TestRestoreAsksAboutChangedFiles(t *testing.T) {
 		}
 	}
 }
+
+// Enter on a call in the tool log shows, below its result, the files it
+// changed and their diffs.
+func TestToolDetailShowsTheCallsFiles(t *testing.T) {
+	f := newFake(notesSession()...)
+	m := newModel(t, f, "dark", 120, 40)
+	pressKeys(t, m, "tab", "enter")
+	body := strings.Join(m.detail.body, "\n")
+	if m.mode != modeToolDetail || !strings.Contains(body, "files:\ncreated NOTES.md (+1 −1)") || !strings.Contains(body, "+new") {
+		t.Fatalf("mode %v, detail:\n%s", m.mode, body)
+	}
+	if len(f.diffed) != 1 || len(f.diffed[0]) != 1 || f.diffed[0][0].Path != "NOTES.md" {
+		t.Fatalf("diffed %v", f.diffed)
+	}
+}

@@ -39,6 +39,23 @@ func (c *Cursor) State() state.State { return c.s }
 // state Commit returns is exactly the state the store gives back later;
 // the file contents it carries (ev.Blobs) go to the store with it.
 func (c *Cursor) Commit(ctx context.Context, ev state.Event) (state.State, error) {
+	return c.commit(ctx, ev, c.st.Append)
+}
+
+// Forker keeps a checkpoint under any version and moves the head to it
+// (Store.Fork).
+type Forker interface {
+	Fork(ctx context.Context, id string, parent int, ev state.Event) (Checkpoint, error)
+}
+
+// Fork is Commit for a cursor at a version that need not be the head:
+// the checkpoint is kept under the cursor's version, and the head moves
+// to it, in one step. The cursor goes on from there with Commit.
+func (c *Cursor) Fork(ctx context.Context, st Forker, ev state.Event) (state.State, error) {
+	return c.commit(ctx, ev, st.Fork)
+}
+
+func (c *Cursor) commit(ctx context.Context, ev state.Event, keep func(context.Context, string, int, state.Event) (Checkpoint, error)) (state.State, error) {
 	if ev.At.IsZero() {
 		ev.At = time.Now()
 	}
@@ -53,7 +70,7 @@ func (c *Cursor) Commit(ctx context.Context, ev state.Event) (state.State, error
 	if err := c.b.Check(ev); err != nil {
 		return c.s, err
 	}
-	cp, err := c.st.Append(ctx, c.s.SessionID, c.s.Version, ev)
+	cp, err := keep(ctx, c.s.SessionID, c.s.Version, ev)
 	if err != nil {
 		return c.s, err
 	}

@@ -47,6 +47,11 @@ type Store interface {
 	// Tree returns every version's metadata and the branches they form,
 	// without materializing any state.
 	Tree(ctx context.Context, id string) (Tree, error)
+	// Fork keeps ev as a new checkpoint under parent, any version, and
+	// moves the head to it, in one step: a rollback that records something
+	// at once (a restore of the workspace) is never half done, with the
+	// head moved and the record missing.
+	Fork(ctx context.Context, id string, parent int, ev state.Event) (Checkpoint, error)
 	// SetHead moves the head to version (rollback). The next Append starts
 	// a new branch there; no version is removed.
 	SetHead(ctx context.Context, id string, version int) error

@@ -20,15 +20,34 @@ type memStore struct {
 	events []state.Event // events[v] made version v (events[0] is zero)
 	head   int
 	blobs  map[string][]byte
+	// refuse makes keeping an event of this kind fail, as a full disk
+	// would: nothing is kept, the head included.
+	refuse state.EventKind
 }
 
 func newMemStore() *memStore {
 	return &memStore{states: []state.State{state.New("s")}, events: []state.Event{{}}, blobs: map[string][]byte{}}
 }
 
-func (m *memStore) Append(_ context.Context, id string, parent int, ev state.Event) (storage.Checkpoint, error) {
+func (m *memStore) Append(ctx context.Context, id string, parent int, ev state.Event) (storage.Checkpoint, error) {
 	if parent != m.head {
 		return storage.Checkpoint{}, &storage.ConflictError{Session: id, Parent: parent, Head: m.head}
+	}
+	return m.keep(parent, ev)
+}
+
+// Fork keeps ev under any version and moves the head to it, or does
+// neither.
+func (m *memStore) Fork(_ context.Context, _ string, parent int, ev state.Event) (storage.Checkpoint, error) {
+	if parent < 0 || parent >= len(m.states) {
+		return storage.Checkpoint{}, &storage.VersionError{Session: "s", Version: parent, Versions: len(m.states) - 1}
+	}
+	return m.keep(parent, ev)
+}
+
+func (m *memStore) keep(parent int, ev state.Event) (storage.Checkpoint, error) {
+	if ev.Kind == m.refuse {
+		return storage.Checkpoint{}, errors.New("disk full")
 	}
 	for _, d := range ev.BlobDigests() {
 		if _, ok := m.blobs[d]; !ok && !hasBlob(ev.Blobs, d) {

@@ -24,6 +24,7 @@ type Files interface {
 // Store is what a restore needs of the session store.
 type Store interface {
 	storage.Appender
+	storage.Forker
 	At(ctx context.Context, id string, version int) (state.State, error)
 	SetHead(ctx context.Context, id string, version int) error
 	Blob(ctx context.Context, digest string) ([]byte, error)
@@ -186,13 +187,13 @@ func Restore(ctx context.Context, st Store, files Files, head state.State, versi
 			return Result{}, &ConflictError{Version: version, Conflicts: conflicts}
 		}
 	}
-	if err := st.SetHead(ctx, id, version); err != nil {
-		return Result{}, err
-	}
+	// The head moves to the target and the restore is recorded there in
+	// one step: a process stopped in between must not leave the head at
+	// the target with the files still at the version it left.
 	cur := storage.NewCursor(st, target)
-	started, err := cur.Commit(ctx, state.Event{Kind: state.RestoreStarted, From: head.Version, Files: plan})
+	started, err := cur.Fork(ctx, st, state.Event{Kind: state.RestoreStarted, From: head.Version, Files: plan})
 	if err != nil {
-		return Result{Head: target}, fmt.Errorf("record the restore: %w", err)
+		return Result{}, fmt.Errorf("record the restore: %w", err)
 	}
 	return finish(ctx, st, files, cur, started.Restoring, opts, "")
 }

@@ -306,3 +306,19 @@ func TestRestoreRemovesBeforeItWrites(t *testing.T) {
 		t.Fatalf("order %v", order)
 	}
 }
+
+// A restore whose first record cannot be kept changes nothing: the head
+// stays where it was, and so does every file.
+func TestRestoreThatCannotBeRecordedChangesNothing(t *testing.T) {
+	s := newSession()
+	start := s.st.head
+	s.write(map[string]string{"a.txt": "a\n"})
+	tip := s.st.head
+	s.st.refuse = state.RestoreStarted
+	if _, err := Restore(ctx, s.st, s.files, s.st.states[tip], start, Options{}); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("got %v", err)
+	}
+	if s.st.head != tip || s.disk()["a.txt"] != "a\n" || len(s.files.puts) != 0 {
+		t.Fatalf("head v%d (was v%d), files %q, puts %v", s.st.head, tip, s.disk(), s.files.puts)
+	}
+}

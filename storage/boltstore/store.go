@@ -162,6 +162,17 @@ func newID() string {
 // and the file contents it carries that the file does not hold yet, in one
 // transaction.
 func (s *Store) Append(ctx context.Context, id string, parent int, ev state.Event) (storage.Checkpoint, error) {
+	return s.appendUnder(ctx, id, parent, ev, false)
+}
+
+// Fork keeps ev as a checkpoint under parent, any version of the session,
+// and moves the head to it: a rollback and the first checkpoint of the
+// branch it starts, in one transaction.
+func (s *Store) Fork(ctx context.Context, id string, parent int, ev state.Event) (storage.Checkpoint, error) {
+	return s.appendUnder(ctx, id, parent, ev, true)
+}
+
+func (s *Store) appendUnder(ctx context.Context, id string, parent int, ev state.Event, fork bool) (storage.Checkpoint, error) {
 	blobs, records, err := prepareBlobs(ev)
 	if err != nil {
 		return storage.Checkpoint{}, fmt.Errorf("session %s: %w", id, err)
@@ -175,7 +186,10 @@ func (s *Store) Append(ctx context.Context, id string, parent int, ev state.Even
 		if err != nil {
 			return err
 		}
-		if parent != rec.Head {
+		switch {
+		case fork && (parent < 0 || parent > rec.Versions):
+			return &storage.VersionError{Session: id, Version: parent, Versions: rec.Versions}
+		case !fork && parent != rec.Head:
 			return &storage.ConflictError{Session: id, Parent: parent, Head: rec.Head}
 		}
 		vb := b.Bucket(versionsBucket)

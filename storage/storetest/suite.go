@@ -48,6 +48,7 @@ func Run(t *testing.T, b Backend) {
 		{"IllegalTransitionIsNotKept", testIllegalTransition},
 		{"RollbackStartsABranch", testRollbackStartsABranch},
 		{"RollbackToTheRoot", testRollbackToRoot},
+		{"ForkMovesTheHeadAndKeepsInOneStep", testFork},
 		{"Delete", testDelete},
 		{"ResolvePrefix", testResolvePrefix},
 		{"NewestFirst", testNewestFirst},
@@ -578,5 +579,44 @@ func testUnknownSession(t *testing.T, b Backend) {
 		if !errors.Is(err, storage.ErrSessionNotFound) {
 			t.Errorf("%s of an unknown session: %v", name, err)
 		}
+	}
+}
+
+// Fork keeps an event under any version and moves the head to it in one
+// step; refused (a version out of range, a transition the phase machine
+// refuses), it changes nothing, the head included.
+func testFork(t *testing.T, b Backend) {
+	st := open(t, b)
+	info := create(t, st, "fork")
+	_, seen, _ := commitScriptEvents(t, st, state.New(info.ID), 7, 5)
+	note := state.Event{Kind: state.NoteSet, At: created.Add(time.Hour), NoteKey: "k", NoteValue: "v"}
+	for _, bad := range []struct {
+		parent int
+		ev     state.Event
+	}{
+		{6, note},
+		{-1, note},
+		{0, state.Event{Kind: state.PlanSet, At: created.Add(time.Hour), Plan: []state.Step{{Text: "no task to plan"}}}},
+	} {
+		if _, err := st.Fork(ctx, info.ID, bad.parent, bad.ev); err == nil {
+			t.Fatalf("Fork under v%d of a %s was kept", bad.parent, bad.ev.Kind)
+		}
+		if got, _ := st.Session(ctx, info.ID); got.Head != 5 || got.Versions != 5 {
+			t.Fatalf("a refused Fork under v%d moved the session: %+v", bad.parent, got)
+		}
+	}
+	// A restore_started is legal in any phase: fork it under v2.
+	ev := state.Event{Kind: state.RestoreStarted, At: created.Add(time.Hour), From: 5,
+		Files: []state.FileChange{{Path: "a.txt", Before: state.FileImage{Absent: true}, After: state.FileImage{Absent: true}}}}
+	cp, err := st.Fork(ctx, info.ID, 2, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.Version != 6 || cp.Parent != 2 {
+		t.Fatalf("fork checkpoint %+v, want v6 under v2", cp)
+	}
+	got := head(t, st, info.ID)
+	if got.Version != 6 || got.ParentVersion != 2 || got.Restoring == nil || len(got.History) != len(seen[2].History) {
+		t.Fatalf("head after Fork: v%d under v%d, restoring %v", got.Version, got.ParentVersion, got.Restoring)
 	}
 }

@@ -216,3 +216,105 @@ func write(t *testing.T, dir, name, content string) {
 		t.Fatal(err)
 	}
 }
+
+// A command that swapped a file for a directory and a directory for a
+// file is undone and redone by restores, both ways, with no directory
+// left behind and nothing taken for a change made outside retrace.
+func TestRestoreAcrossFileAndDirectorySwaps(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	write := func(rel, content string) {
+		t.Helper()
+		p := filepath.Join(ws, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.txt", "a file\n")
+	write("d/e/f/deep.txt", "deep\n")
+	st, err := boltstore.Open(filepath.Join(dir, "retrace.db"), boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	info, err := st.Create(ctx, storage.NewSession{Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := snapshot.New(ws, snapshot.Options{CacheDir: filepath.Join(dir, "cache")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := storage.NewCursor(st, state.New(info.ID))
+	commit := func(ev state.Event) state.State {
+		t.Helper()
+		s, err := cur.Commit(ctx, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	commit(state.Event{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: "swap them"}}})
+	before := commit(state.Event{Kind: state.PlanSet, Plan: []state.Step{{Text: "swap"}}})
+	commit(state.Event{Kind: state.AssistantMessage, Messages: []state.Message{{Role: state.RoleAssistant,
+		ToolCalls: []state.ToolRequest{{ID: "c1", Name: "run_command", Arguments: `{}`}}}}})
+	commit(state.Event{Kind: state.ToolStarted, Tool: &state.ToolCall{ID: "c1"}})
+	mark, err := files.Mark(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"a.txt", "d"} {
+		if err := os.RemoveAll(filepath.Join(ws, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.txt/inner.txt", "inside\n")
+	write("d", "now a file\n")
+	changes, blobs, err := files.Changes(ctx, mark)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := commit(state.Event{Kind: state.ToolFinished, Tool: &state.ToolCall{ID: "c1"}, Files: changes, Blobs: blobs})
+	want := map[int]map[string][32]byte{before.Version: nil, after.Version: workspace(t, ws)}
+	head := after
+	for _, v := range []int{before.Version, after.Version, before.Version, after.Version} {
+		res, err := rewind.Restore(ctx, st, files, head, v, rewind.Options{})
+		if err != nil {
+			t.Fatalf("restore v%d: %v", v, err)
+		}
+		if len(res.Failed) > 0 || len(res.Left) > 0 {
+			t.Fatalf("restore v%d: failed %v, left %v", v, res.Failed, res.Left)
+		}
+		head = res.Head
+		got := workspace(t, ws)
+		if want[v] == nil {
+			want[v] = got
+			if string(readFile(t, ws, "a.txt")) != "a file\n" || string(readFile(t, ws, "d/e/f/deep.txt")) != "deep\n" {
+				t.Fatalf("at v%d the workspace holds %v", v, got)
+			}
+		}
+		if !maps.Equal(got, want[v]) {
+			t.Fatalf("at v%d the workspace holds %v, want %v", v, got, want[v])
+		}
+		if v == before.Version {
+			if fi, err := os.Stat(filepath.Join(ws, "a.txt")); err != nil || fi.IsDir() {
+				t.Fatalf("a.txt is not a file again: %v", err)
+			}
+		} else if fi, err := os.Stat(filepath.Join(ws, "d")); err != nil || fi.IsDir() {
+			t.Fatalf("d is not a file again: %v", err)
+		}
+	}
+}
+
+func readFile(t *testing.T, dir, rel string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -15,7 +15,6 @@ import (
 const (
 	reasonSymlink    = "a symlink"
 	reasonNotRegular = "not a regular file"
-	reasonDirectory  = "a directory"
 	reasonGitDir     = "git's own directory"
 	reasonGitignore  = "ignored by .gitignore"
 	reasonExclude    = "ignored by the config's exclude list"

@@ -23,7 +23,7 @@ func TestImageOfWhatIsNotAFile(t *testing.T) {
 		{"missing", state.FileImage{Absent: true}},
 		{"no/such/dir/file", state.FileImage{Absent: true}},
 		{"a.txt/under/a/file", state.FileImage{Absent: true}},
-		{"dir", state.FileImage{Untracked: reasonDirectory, Mode: 0o755}},
+		{"dir", state.FileImage{Absent: true}},
 		{"fifo", state.FileImage{Untracked: reasonNotRegular}},
 	} {
 		img, data, err := f.w.Image(c.path)

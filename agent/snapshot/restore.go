@@ -43,6 +43,12 @@ func (w *Watcher) Put(p string, img state.FileImage, data []byte) error {
 			return fmt.Errorf("put %s: make parent directory: %w", p, err)
 		}
 	}
+	if info, err := w.root.Lstat(p); err == nil && info.IsDir() {
+		// An empty directory where the file goes (one a later version
+		// made) gives way; one with anything in it stays, and the rename
+		// below says so.
+		_ = w.root.Remove(p)
+	}
 	tmp, err := w.writeTemp(p, data, fs.FileMode(img.Mode).Perm())
 	if err != nil {
 		return fmt.Errorf("put %s: %w", p, err)
@@ -107,10 +113,13 @@ func (w *Watcher) syncDir(dir string) error {
 	return nil
 }
 
-// Remove deletes the file at path; a file that is not there is fine. It
-// removes only the file, never a directory, not even one it leaves empty:
-// a restore does exactly what the images say and nothing a person must
-// guess at. A symlink at path is removed itself, not its target.
+// Remove deletes the file at path; a file that is not there is fine, and
+// so is a directory (there is no file at path). It then removes the parent
+// directories the removal left empty, up to the root, as git does on a
+// checkout: a restore to a version before a command made build/out.txt
+// takes build/ with it, and a later restore that puts a file named build
+// back finds the way clear. A symlink at path is removed itself, not its
+// target.
 func (w *Watcher) Remove(p string) error {
 	if !state.ValidPath(p) {
 		return fmt.Errorf("remove %q: %w", p, ErrInvalidPath)
@@ -122,10 +131,17 @@ func (w *Watcher) Remove(p string) error {
 	case err != nil:
 		return fmt.Errorf("remove %s: %w", p, err)
 	case info.IsDir():
-		return fmt.Errorf("remove %s: is a directory", p)
+		return nil
 	}
 	if err := w.root.Remove(p); err != nil && !isMissing(err) {
 		return fmt.Errorf("remove %s: %w", p, err)
+	}
+	for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+		// Remove takes a directory only when it is empty: the first one
+		// that is not ends the climb.
+		if w.root.Remove(dir) != nil {
+			break
+		}
 	}
 	return nil
 }

@@ -99,16 +99,51 @@ func TestPutAbsentRemoves(t *testing.T) {
 	if _, err := os.Lstat(f.path("dir/a.txt")); !os.IsNotExist(err) {
 		t.Errorf("the file is still there: %v", err)
 	}
-	if _, err := os.Lstat(f.path("dir")); err != nil {
-		t.Errorf("Remove took the emptied directory too: %v", err)
+	if _, err := os.Lstat(f.path("dir")); !os.IsNotExist(err) {
+		t.Errorf("the directory the removal emptied is still there: %v", err)
 	}
 	for _, p := range []string{"dir/a.txt", "never/was"} {
 		if err := f.w.Remove(p); err != nil {
 			t.Errorf("Remove(%s) of a missing file: %v", p, err)
 		}
 	}
-	if err := f.w.Remove("dir"); err == nil {
-		t.Error("Remove of a directory succeeded")
+	// A directory with something else in it stays; so does one at path.
+	f.write("keep/a.txt", "a")
+	f.write("keep/b.txt", "b")
+	if err := f.w.Remove("keep/a.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(f.path("keep/b.txt")); err != nil {
+		t.Errorf("Remove took a directory that was not empty: %v", err)
+	}
+	if err := f.w.Remove("keep"); err != nil {
+		t.Errorf("Remove of a directory (no file there): %v", err)
+	}
+	if _, err := os.Lstat(f.path("keep/b.txt")); err != nil {
+		t.Errorf("Remove of a directory path removed its files: %v", err)
+	}
+}
+
+// TestPutReplacesAnEmptyDirectory: a file goes back where a later version
+// left an empty directory; a directory with files in it is not removed.
+func TestPutReplacesAnEmptyDirectory(t *testing.T) {
+	f := newFixture(t, Options{})
+	if err := os.MkdirAll(f.path("a.txt"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	img := state.FileImage{Blob: Digest([]byte("file")), Size: 4, Mode: 0o644}
+	if err := f.w.Put("a.txt", img, []byte("file")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(f.path("a.txt")); err != nil || string(b) != "file" {
+		t.Fatalf("a.txt = %q, %v", b, err)
+	}
+	f.write("full/x", "x")
+	if err := f.w.Put("full", img, []byte("file")); err == nil {
+		t.Fatal("Put replaced a directory with files in it")
+	}
+	if _, err := os.Lstat(f.path("full/x")); err != nil {
+		t.Fatalf("full/x: %v", err)
 	}
 }
 

@@ -150,7 +150,9 @@ func (w *Watcher) imageOf(p string, st stamp) (state.FileImage, []byte, error) {
 	case st.isSymlink():
 		return notKept(st, reasonSymlink), nil, nil
 	case st.isDir():
-		return notKept(st, reasonDirectory), nil, nil
+		// No file is there: a directory is not a file's content, and its
+		// files are images of their own.
+		return state.FileImage{Absent: true}, nil, nil
 	case !st.isRegular():
 		return notKept(st, reasonNotRegular), nil, nil
 	case st.size > w.opts.MaxFileSize:

@@ -37,7 +37,8 @@ func (f FileImage) Same(g FileImage) bool {
 }
 
 // String is a short description for messages: "absent", "12 bytes
-// sha256:0a1b2c3d", or why the content was not kept.
+// sha256:0a1b2c3d mode 0644" (the mode, so that a chmod by hand shows),
+// or why the content was not kept.
 func (f FileImage) String() string {
 	if f.Absent {
 		return "absent"
@@ -48,7 +49,7 @@ func (f FileImage) String() string {
 	// "sha256:" and the first eight hex digits name a content well
 	// enough for a person.
 	short := f.Blob[:min(len(f.Blob), len(digestPrefix)+8)]
-	return fmt.Sprintf("%d bytes %s", f.Size, short)
+	return fmt.Sprintf("%d bytes %s mode %04o", f.Size, short, f.Mode)
 }
 
 // FileChange is one workspace path that an event changed: what it held

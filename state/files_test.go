@@ -105,10 +105,10 @@ func TestImageStrings(t *testing.T) {
 		want string
 	}{
 		{absent, "absent"},
-		{state.FileImage{Size: 12, Blob: "sha256:0a1b2c3d" + strings.Repeat("0", 56)}, "12 bytes sha256:0a1b2c3d"},
+		{state.FileImage{Size: 12, Blob: "sha256:0a1b2c3d" + strings.Repeat("0", 56), Mode: 0o644}, "12 bytes sha256:0a1b2c3d mode 0644"},
 		{state.FileImage{Untracked: "a symlink"}, "not tracked: a symlink"},
-		{state.FileImage{Size: 3, Blob: "sha256:0a1b2c3d"}, "3 bytes sha256:0a1b2c3d"},
-		{state.FileImage{Size: 3, Blob: "sha256:0a"}, "3 bytes sha256:0a"},
+		{state.FileImage{Size: 3, Blob: "sha256:0a1b2c3d", Mode: 0o755}, "3 bytes sha256:0a1b2c3d mode 0755"},
+		{state.FileImage{Size: 3, Blob: "sha256:0a"}, "3 bytes sha256:0a mode 0000"},
 	} {
 		if got := c.img.String(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.img, got, c.want)

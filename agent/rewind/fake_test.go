@@ -106,6 +106,7 @@ type memFiles struct {
 	puts  []string // paths written, in order
 	// failAt makes the nth Put (counting from 1) fail.
 	failAt, tries int
+	swept         []string
 }
 
 type file struct {
@@ -137,6 +138,12 @@ func (f *memFiles) Put(p string, img state.FileImage, data []byte) error {
 		return fmt.Errorf("put %s: content does not match %s", p, img.Blob)
 	}
 	f.files[p] = file{data: append([]byte(nil), data...), mode: img.Mode}
+	return nil
+}
+
+// Sweep records the paths swept.
+func (f *memFiles) Sweep(p string) error {
+	f.swept = append(f.swept, p)
 	return nil
 }
 

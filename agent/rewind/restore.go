@@ -19,6 +19,8 @@ type Files interface {
 	// reader sees the old file or the new one, never a mix. An absent
 	// img removes the file.
 	Put(path string, img state.FileImage, data []byte) error
+	// Sweep removes what a Put of path killed halfway left beside it.
+	Sweep(path string) error
 }
 
 // Store is what a restore needs of the session store.
@@ -206,6 +208,11 @@ func Restore(ctx context.Context, st Store, files Files, head state.State, versi
 func Finish(ctx context.Context, st Store, files Files, head state.State) (Result, error) {
 	if head.Restoring == nil {
 		return Result{Head: head}, nil
+	}
+	for _, c := range head.Restoring.Files {
+		// A temporary file is all a killed Put leaves; it is not worth
+		// failing the restore for, so an error here is not one.
+		_ = files.Sweep(c.Path)
 	}
 	return finish(ctx, st, files, storage.NewCursor(st, head), head.Restoring, Options{}, "interrupted, then finished: ")
 }

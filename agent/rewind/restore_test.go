@@ -219,6 +219,9 @@ func TestFinishCompletesAStoppedRestore(t *testing.T) {
 		if got := s.disk(); !maps.Equal(got, want) {
 			t.Fatalf("stop at put %d: after Finish the workspace holds %q", stopAt, got)
 		}
+		if len(s.files.swept) != 3 {
+			t.Fatalf("stop at put %d: Finish swept %v, want the 3 paths of the restore", stopAt, s.files.swept)
+		}
 		if res.Head.Restoring != nil || res.Restored+res.Already != 3 || res.Already != stopAt-1 ||
 			!strings.HasPrefix(res.Text, "interrupted, then finished: ") {
 			t.Fatalf("stop at put %d: %+v", stopAt, res)

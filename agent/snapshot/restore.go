@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strings"
 
 	"retrace/state"
 )
@@ -141,6 +142,38 @@ func (w *Watcher) Remove(p string) error {
 		// that is not ends the climb.
 		if w.root.Remove(dir) != nil {
 			break
+		}
+	}
+	return nil
+}
+
+// Sweep removes what a Put of path left behind when its process was
+// killed between writing the temporary file and renaming it: the
+// ".name.retrace-…" files beside path. Anything else is left alone.
+func (w *Watcher) Sweep(p string) error {
+	if !state.ValidPath(p) {
+		return fmt.Errorf("sweep %q: %w", p, ErrInvalidPath)
+	}
+	dir, base := path.Dir(p), path.Base(p)
+	prefix := "." + base[:min(len(base), 100)] + ".retrace-"
+	d, err := w.root.Open(dir)
+	if isMissing(err) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("sweep %s: %w", p, err)
+	}
+	names, err := d.Readdirnames(-1)
+	_ = d.Close()
+	if err != nil {
+		return fmt.Errorf("sweep %s: %w", p, err)
+	}
+	for _, name := range names {
+		suffix, ok := strings.CutPrefix(name, prefix)
+		if _, herr := hex.DecodeString(suffix); !ok || len(suffix) != 12 || herr != nil {
+			continue
+		}
+		if err := w.root.Remove(path.Join(dir, name)); err != nil && !isMissing(err) {
+			return fmt.Errorf("sweep %s: %w", p, err)
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"retrace/state"
@@ -204,5 +205,32 @@ func TestPutDoesNotWriteThroughSymlinkedParent(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(outside, "x.txt")); err != nil {
 		t.Errorf("Remove reached outside the workspace: %v", err)
+	}
+}
+
+// TestSweepRemovesWhatAKilledPutLeft: the temporary files beside a path
+// go; a look-alike with another name or suffix stays.
+func TestSweepRemovesWhatAKilledPutLeft(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.write("dir/a.txt", "a")
+	for _, n := range []string{".a.txt.retrace-0123456789ab", ".a.txt.retrace-nothexnothex", ".b.txt.retrace-0123456789ab", ".a.txt.retrace-0123"} {
+		f.write("dir/"+n, "left")
+	}
+	if err := f.w.Sweep("dir/a.txt"); err != nil {
+		t.Fatal(err)
+	}
+	names, err := os.ReadDir(f.path("dir"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range names {
+		got = append(got, n.Name())
+	}
+	if strings.Join(got, " ") != ".a.txt.retrace-0123 .a.txt.retrace-nothexnothex .b.txt.retrace-0123456789ab a.txt" {
+		t.Fatalf("left %v", got)
+	}
+	if err := f.w.Sweep("gone/a.txt"); err != nil {
+		t.Fatalf("a missing directory: %v", err)
 	}
 }

@@ -15,8 +15,6 @@ import (
 
 	"retrace/agent/rewind"
 	"retrace/agent/snapshot"
-	"retrace/state"
-	"retrace/storage"
 	"retrace/storage/boltstore"
 )
 
@@ -102,59 +100,27 @@ func TestKilledRestoreIsFinishedOnResume(t *testing.T) {
 	for _, point := range []string{"started", "file:1", "file:3", "closing"} {
 		t.Run(point, func(t *testing.T) {
 			ctx := context.Background()
-			dir := t.TempDir()
-			ws, cache, db := filepath.Join(dir, "ws"), filepath.Join(dir, "cache"), filepath.Join(dir, "retrace.db")
-			if err := os.MkdirAll(ws, 0o755); err != nil {
-				t.Fatal(err)
-			}
+			d := newDisk(t, t.TempDir())
 			for i := range 4 {
-				write(t, ws, fmt.Sprintf("f%d.txt", i), strings.Repeat(fmt.Sprintf("old %d\n", i), 1000))
+				d.write(fmt.Sprintf("f%d.txt", i), strings.Repeat(fmt.Sprintf("old %d\n", i), 1000))
 			}
-			st, err := boltstore.Open(db, boltstore.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			info, err := st.Create(ctx, storage.NewSession{Title: "kill", Workspace: ws})
-			if err != nil {
-				t.Fatal(err)
-			}
-			files, err := snapshot.New(ws, snapshot.Options{CacheDir: cache})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cur := storage.NewCursor(st, state.New(info.ID))
-			commit := func(ev state.Event) {
-				t.Helper()
-				if _, err := cur.Commit(ctx, ev); err != nil {
-					t.Fatal(err)
-				}
-			}
-			commit(state.Event{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: "rewrite them"}}})
-			commit(state.Event{Kind: state.PlanSet, Plan: []state.Step{{Text: "rewrite"}}})
-			target := cur.State().Version
+			ws, cache, db, id := d.ws, d.cache, d.db, d.id
+			target := d.cur.State().Version
 			old := workspace(t, ws)
-			commit(state.Event{Kind: state.AssistantMessage, Messages: []state.Message{{Role: state.RoleAssistant,
-				ToolCalls: []state.ToolRequest{{ID: "c1", Name: "run_command", Arguments: `{"command":"rewrite"}`}}}}})
-			commit(state.Event{Kind: state.ToolStarted, Tool: &state.ToolCall{ID: "c1"}})
-			mark, err := files.Mark(ctx)
-			if err != nil {
-				t.Fatal(err)
+			if after := d.command("c1", func() {
+				for i := range 4 {
+					d.write(fmt.Sprintf("f%d.txt", i), strings.Repeat(fmt.Sprintf("new %d\n", i), 1000))
+				}
+			}); len(after.Files) != 4 {
+				t.Fatalf("the command's changes: %v", after.Files)
 			}
-			for i := range 4 {
-				write(t, ws, fmt.Sprintf("f%d.txt", i), strings.Repeat(fmt.Sprintf("new %d\n", i), 1000))
-			}
-			changes, blobs, err := files.Changes(ctx, mark)
-			if err != nil || len(changes) != 4 {
-				t.Fatalf("changes %v, %v", changes, err)
-			}
-			commit(state.Event{Kind: state.ToolFinished, Tool: &state.ToolCall{ID: "c1", Result: "ok"}, Files: changes, Blobs: blobs})
 			newer := workspace(t, ws)
-			if err := st.Close(); err != nil {
+			if err := d.st.Close(); err != nil {
 				t.Fatal(err)
 			}
 
 			child := exec.Command(os.Args[0], "-test.run", "^$")
-			child.Env = append(os.Environ(), "RETRACE_TEST_RESTORE="+point, "RETRACE_TEST_DB="+db, "RETRACE_TEST_SESSION="+info.ID,
+			child.Env = append(os.Environ(), "RETRACE_TEST_RESTORE="+point, "RETRACE_TEST_DB="+db, "RETRACE_TEST_SESSION="+id,
 				"RETRACE_TEST_WORKSPACE="+ws, "RETRACE_TEST_CACHE="+cache, fmt.Sprintf("RETRACE_TEST_VERSION=%d", target))
 			out, err := child.CombinedOutput()
 			if ws, ok := err.(*exec.ExitError); !ok || ws.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
@@ -179,16 +145,16 @@ func TestKilledRestoreIsFinishedOnResume(t *testing.T) {
 				t.Fatalf("killed after %d files, but %d are restored", n, restored)
 			}
 
-			st, err = boltstore.Open(db, boltstore.Options{})
+			st, err := boltstore.Open(db, boltstore.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			head, err := st.Head(ctx, info.ID)
+			head, err := st.Head(ctx, id)
 			if err != nil || head.Restoring == nil || head.ParentVersion != target {
 				t.Fatalf("after a kill at %s the head is no open restore on v%d: %+v, %v", point, target, head, err)
 			}
-			files, err = snapshot.New(ws, snapshot.Options{CacheDir: cache})
+			files, err := snapshot.New(ws, snapshot.Options{CacheDir: cache})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -210,75 +176,25 @@ func TestKilledRestoreIsFinishedOnResume(t *testing.T) {
 	}
 }
 
-func write(t *testing.T, dir, name, content string) {
-	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A command that swapped a file for a directory and a directory for a
 // file is undone and redone by restores, both ways, with no directory
 // left behind and nothing taken for a change made outside retrace.
 func TestRestoreAcrossFileAndDirectorySwaps(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	ws := filepath.Join(dir, "ws")
-	write := func(rel, content string) {
-		t.Helper()
-		p := filepath.Join(ws, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
+	d := newDisk(t, t.TempDir())
+	d.write("a.txt", "a file\n")
+	d.write("d/e/f/deep.txt", "deep\n")
+	ws, st, files := d.ws, d.st, d.files
+	before := d.cur.State()
+	after := d.command("c1", func() {
+		for _, p := range []string{"a.txt", "d"} {
+			if err := os.RemoveAll(filepath.Join(ws, p)); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("a.txt", "a file\n")
-	write("d/e/f/deep.txt", "deep\n")
-	st, err := boltstore.Open(filepath.Join(dir, "retrace.db"), boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	info, err := st.Create(ctx, storage.NewSession{Workspace: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := snapshot.New(ws, snapshot.Options{CacheDir: filepath.Join(dir, "cache")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur := storage.NewCursor(st, state.New(info.ID))
-	commit := func(ev state.Event) state.State {
-		t.Helper()
-		s, err := cur.Commit(ctx, ev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	commit(state.Event{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: "swap them"}}})
-	before := commit(state.Event{Kind: state.PlanSet, Plan: []state.Step{{Text: "swap"}}})
-	commit(state.Event{Kind: state.AssistantMessage, Messages: []state.Message{{Role: state.RoleAssistant,
-		ToolCalls: []state.ToolRequest{{ID: "c1", Name: "run_command", Arguments: `{}`}}}}})
-	commit(state.Event{Kind: state.ToolStarted, Tool: &state.ToolCall{ID: "c1"}})
-	mark, err := files.Mark(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{"a.txt", "d"} {
-		if err := os.RemoveAll(filepath.Join(ws, p)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("a.txt/inner.txt", "inside\n")
-	write("d", "now a file\n")
-	changes, blobs, err := files.Changes(ctx, mark)
-	if err != nil {
-		t.Fatal(err)
-	}
-	after := commit(state.Event{Kind: state.ToolFinished, Tool: &state.ToolCall{ID: "c1"}, Files: changes, Blobs: blobs})
+		d.write("a.txt/inner.txt", "inside\n")
+		d.write("d", "now a file\n")
+	})
 	want := map[int]map[string][32]byte{before.Version: nil, after.Version: workspace(t, ws)}
 	head := after
 	for _, v := range []int{before.Version, after.Version, before.Version, after.Version} {

@@ -92,20 +92,27 @@ func (cmd command) execute(ctx context.Context, args []string, c *cli) int {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "retrace %s: %v; see 'retrace %s --help'\n", cmd.name, err, cmd.name)
+		fmt.Fprintf(stderr, "%s: %v; see '%s --help'\n", cmd.label(), err, cmd.label())
 		return exitUsage
 	}
 	if cmd.nargs >= 0 && len(positional) != cmd.nargs {
-		fmt.Fprintf(stderr, "retrace %s: want %s, got %d argument(s); see 'retrace %s --help'\n",
-			cmd.name, describeArgs(cmd), len(positional), cmd.name)
+		fmt.Fprintf(stderr, "%s: want %s, got %d argument(s); see '%s --help'\n",
+			cmd.label(), describeArgs(cmd), len(positional), cmd.label())
 		return exitUsage
+	}
+	for i, p := range positional {
+		// An empty argument is a missing one, however the shell passed it.
+		if cmd.nargs > 0 && strings.TrimSpace(p) == "" {
+			fmt.Fprintf(stderr, "%s: argument %d is empty; want %s; see '%s --help'\n", cmd.label(), i+1, describeArgs(cmd), cmd.label())
+			return exitUsage
+		}
 	}
 	if err := runFn(ctx, c, positional); err != nil {
 		var ue usageError
 		var ec exitCode
 		switch {
 		case errors.As(err, &ue):
-			fmt.Fprintf(stderr, "retrace %s: %s\n", cmd.name, ue.msg)
+			fmt.Fprintf(stderr, "%s: %s\n", cmd.label(), ue.msg)
 			return exitUsage
 		case errors.As(err, &ec):
 			fmt.Fprintf(stderr, "retrace: %s\n", ec.msg)
@@ -116,6 +123,15 @@ func (cmd command) execute(ctx context.Context, args []string, c *cli) int {
 		return exitError
 	}
 	return exitOK
+}
+
+// label is how messages name the command: "retrace show", or "retrace"
+// for the interface.
+func (cmd command) label() string {
+	if cmd.name == "" {
+		return "retrace"
+	}
+	return "retrace " + cmd.name
 }
 
 // usageError is a command line that parsed but makes no sense.

@@ -297,6 +297,9 @@ func TestBadInput(t *testing.T) {
 		{"unknown flag", []string{"log", forked, "--graph", "--db", db}, exitUsage, []string{"-graph"}, db},
 		{"unknown command", []string{"resume"}, exitUsage, []string{`"resume"`}, ""},
 		{"unknown export format", []string{"export", forked, "--format", "pdf", "--db", db}, exitUsage, []string{`"pdf"`}, db},
+		{"empty argument", []string{"show", "", "--db", db}, exitUsage, []string{"argument 1 is empty", "ID"}, db},
+		{"unknown theme", []string{"--theme", "purple", "--db", db}, exitUsage, []string{`"purple"`, "dark"}, db},
+		{"unknown flag of the interface", []string{"--bogus", "--db", db}, exitUsage, []string{"retrace: flag provided but not defined: -bogus; see 'retrace --help'"}, db},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -315,6 +318,9 @@ func TestBadInput(t *testing.T) {
 				if !strings.Contains(r.stderr, w) {
 					t.Errorf("%q does not mention %q", r.stderr, w)
 				}
+			}
+			if strings.Contains(r.stderr, "retrace :") || strings.Contains(r.stderr, "  ") {
+				t.Errorf("%q has a stray space", r.stderr)
 			}
 			if tc.file != "" && sum(t, tc.file) != before {
 				t.Fatalf("%s changed", tc.file)

@@ -39,11 +39,17 @@ func tuiCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 }
 
 func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
-	if !term.IsTerminal(os.Stdin.Fd()) || !term.IsTerminal(os.Stdout.Fd()) {
-		return errors.New("retrace's interface needs a terminal; for scripts use 'retrace run'")
-	}
+	// A wrong command line is said first, terminal or not.
 	if f.cont && f.resume != "" {
 		return usagef("-c continues the latest session and -r resumes one; choose one")
+	}
+	if f.theme != "" {
+		if _, err := themes.Get(f.theme); err != nil {
+			return usagef("--theme: %v", err)
+		}
+	}
+	if !term.IsTerminal(os.Stdin.Fd()) || !term.IsTerminal(os.Stdout.Fd()) {
+		return errors.New("retrace's interface needs a terminal; for scripts use 'retrace run'")
 	}
 	if f.demo {
 		f.baseURL, f.model = demoEndpoint, "retrace-demo"

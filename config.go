@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 
@@ -89,6 +90,17 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.maxIterations, "max-iterations", 0, "model replies allowed per task before it stops with an error (default 20)")
 }
 
+// knownSettings lists config.toml's keys, from fileConfig itself, so the
+// message that names them cannot fall behind.
+func knownSettings() []string {
+	t := reflect.TypeFor[fileConfig]()
+	keys := make([]string, t.NumField())
+	for i := range keys {
+		keys[i] = t.Field(i).Tag.Get("toml")
+	}
+	return keys
+}
+
 // loadConfig merges the sources. getenv is os.Getenv outside tests.
 func loadConfig(m modelFlags, getenv func(string) string) (config, error) {
 	path, explicit := m.configPath, m.configPath != ""
@@ -103,7 +115,7 @@ func loadConfig(m modelFlags, getenv func(string) string) (config, error) {
 		case err == nil:
 			c.File = path
 			if undecoded := md.Undecoded(); len(undecoded) > 0 {
-				return c, fmt.Errorf("config %s: unknown setting %q (known: model, base_url, api_key_env, context_window, theme, allowed_tools, max_iterations, sandbox)", path, undecoded[0].String())
+				return c, fmt.Errorf("config %s: unknown setting %q (known: %s)", path, undecoded[0].String(), strings.Join(knownSettings(), ", "))
 			}
 		case errors.Is(err, fs.ErrNotExist) && !explicit:
 		case errors.Is(err, fs.ErrNotExist):

@@ -76,7 +76,8 @@ func TestConfigErrors(t *testing.T) {
 		flags      modelFlags
 	}{
 		"a bad base URL":          {"", "not an http(s) URL", modelFlags{baseURL: "localhost:11434", apiKey: "k"}},
-		"a typo in the file":      {`modle = "x"`, `unknown setting "modle"`, modelFlags{apiKey: "k"}},
+		"a typo in the file":      {`modle = "x"`, `unknown setting "modle" (known: model, base_url, api_key_env, context_window, theme, allowed_tools, max_iterations, sandbox, exclude, max_file_mib)`, modelFlags{apiKey: "k"}},
+		"a negative size cap":     {`max_file_mib = -1`, "max_file_mib is -1", modelFlags{apiKey: "k"}},
 		"not TOML":                {`model = `, "c.toml", modelFlags{apiKey: "k"}},
 		"an unknown allowed tool": {`allowed_tools = ["rm"]`, `"rm"`, modelFlags{apiKey: "k"}},
 		"a missing --config file": {"-", "does not exist", modelFlags{apiKey: "k"}},
@@ -218,5 +219,23 @@ func TestConfigSandbox(t *testing.T) {
 		if got := c.session(nil, nil, false, nil).Sandbox; c.Sandbox != want || got != want {
 			t.Errorf("%q: config %v, session %v; want %v", text, c.Sandbox, got, want)
 		}
+	}
+}
+
+// exclude and max_file_mib reach the workspace watcher's options.
+func TestConfigFiles(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "c.toml")
+	if err := os.WriteFile(file, []byte("exclude = [\"*.log\", \"data/\"]\nmax_file_mib = 2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadConfig(modelFlags{configPath: file}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.Files.Exclude, " ") != "*.log data/" || c.Files.MaxFileSize != 2<<20 {
+		t.Fatalf("files options %+v", c.Files)
+	}
+	if s := c.session(nil, nil, false, nil); s.Files.MaxFileSize != 2<<20 || len(s.Files.Exclude) != 2 {
+		t.Fatalf("session config %+v", s.Files)
 	}
 }

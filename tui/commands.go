@@ -138,6 +138,12 @@ func (m *Model) rollback(c command, args []string) tea.Cmd {
 }
 
 func (m *Model) setModel(c command, args []string) tea.Cmd {
+	if m.session.Demo {
+		// The demo model is a script, not an endpoint with models to
+		// choose from: saying it switched would be a lie.
+		m.notice = "the demo model cannot be switched; start retrace with --model NAME (and its key) to talk to another model"
+		return nil
+	}
 	if len(args) != 1 {
 		m.notice = c.usage("")
 		return nil

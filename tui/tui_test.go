@@ -379,6 +379,22 @@ func TestModelCommandUpdatesTheStatusLine(t *testing.T) {
 	}
 }
 
+// Under --demo, /model says the scripted model cannot be switched, and
+// the status line keeps saying "demo model".
+func TestModelCommandUnderTheDemo(t *testing.T) {
+	f := newFake(richSession()...)
+	f.info.Demo = true
+	m := newModel(t, f, "dark", 120, 40)
+	for _, r := range "/model gpt-other" {
+		press(m, string(r))
+	}
+	_, cmd := m.Update(keyMsg("enter"))
+	run(m, cmd)
+	if !strings.HasPrefix(m.notice, "the demo model cannot be switched") || strings.Contains(plain(m.statusLine()), "gpt-other") {
+		t.Fatalf("notice %q, status %q", m.notice, plain(m.statusLine()))
+	}
+}
+
 // The model hears the driver through one listening command at a time: a
 // report is handled, and only then is the next one asked for.
 func TestReportsComeThroughListen(t *testing.T) {

@@ -126,6 +126,10 @@ func renderMessage(w io.Writer, m state.Message) {
 
 func toolStatus(c state.ToolCall) string {
 	switch {
+	case c.Approval == state.AwaitingDecision && c.Finished():
+		// The question was never answered: the task was cancelled (Esc,
+		// quit) or stopped while it waited.
+		return "cancelled before it was approved"
 	case c.Approval == state.AwaitingDecision:
 		return "waiting for approval"
 	case !c.Finished():

@@ -117,3 +117,15 @@ func TestInertMatrixThinking(t *testing.T) {
 		})
 	}
 }
+
+// show says a call whose approval was never given was cancelled.
+func TestShowSaysAnUnansweredApprovalWasCancelled(t *testing.T) {
+	c := state.ToolCall{ID: "c1", Name: "write_file", Approval: state.AwaitingDecision}
+	if got := toolStatus(c); got != "waiting for approval" {
+		t.Fatalf("pending: %q", got)
+	}
+	c.FinishedAt, c.Error = time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC), "interrupted"
+	if got := toolStatus(c); got != "cancelled before it was approved" {
+		t.Fatalf("cancelled: %q", got)
+	}
+}

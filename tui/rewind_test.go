@@ -107,3 +107,19 @@ func TestToolDetailShowsTheCallsFiles(t *testing.T) {
 		t.Fatalf("diffed %v", f.diffed)
 	}
 }
+
+// A call whose approval was never given (the task was cancelled while it
+// asked) shows as cancelled in the tool log, not as waiting.
+func TestCancelledApprovalShowsAsCancelled(t *testing.T) {
+	f := newFake(richSession()...)
+	m := newModel(t, f, "dark", 120, 40)
+	pending := state.ToolCall{ID: "c9", Name: "run_command", Arguments: `{"command":"make"}`, Approval: state.AwaitingDecision}
+	cancelled := pending
+	cancelled.FinishedAt, cancelled.Error = t0, "interrupted: cancelled by the user"
+	if line := plain(toolLine(&m.st, pending, 60)); !strings.HasPrefix(line, "? run_command") {
+		t.Fatalf("pending: %q", line)
+	}
+	if line := plain(toolLine(&m.st, cancelled, 60)); !strings.HasPrefix(line, "⊘ run_command") || !strings.HasSuffix(line, "cancelled") {
+		t.Fatalf("cancelled: %q", line)
+	}
+}

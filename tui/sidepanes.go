@@ -131,6 +131,9 @@ func toolLine(st *themes.Styles, c state.ToolCall, width int) string {
 	s := st.Tools
 	icon, style, dur := "…", s.Running, ""
 	switch {
+	case c.Approval == state.AwaitingDecision && c.Finished():
+		// Never answered: the task was cancelled while it asked.
+		icon, style = "⊘", s.Denied
 	case c.Approval == state.AwaitingDecision:
 		icon, style = "?", s.Waiting
 	case c.Approval == state.Denied:
@@ -140,7 +143,10 @@ func toolLine(st *themes.Styles, c state.ToolCall, width int) string {
 	case c.Finished():
 		icon, style = "✓", s.OK
 	}
-	if c.Finished() && c.Approval != state.Denied {
+	switch {
+	case c.Finished() && c.Approval == state.AwaitingDecision:
+		dur = " " + s.Duration.Render("cancelled")
+	case c.Finished() && c.Approval != state.Denied:
 		dur = " " + s.Duration.Render(fmt.Sprintf("%dms", c.DurationMS))
 	}
 	head := style.Render(icon) + " " + s.Name.Render(inert(c.Name))

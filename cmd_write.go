@@ -56,6 +56,7 @@ func rollbackCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			if err != nil {
 				return fmt.Errorf("open the session's workspace to restore its files: %w (--keep-files moves only the head)", err)
 			}
+			defer w.Close()
 			files = w
 		}
 		if head.Restoring != nil {

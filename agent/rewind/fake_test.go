@@ -107,6 +107,7 @@ type memFiles struct {
 	// failAt makes the nth Put (counting from 1) fail.
 	failAt, tries int
 	swept         []string
+	images        int // Image calls
 }
 
 type file struct {
@@ -117,6 +118,7 @@ type file struct {
 var errStopped = errors.New("stopped")
 
 func (f *memFiles) Image(p string) (state.FileImage, []byte, error) {
+	f.images++
 	x, ok := f.files[p]
 	if !ok {
 		return state.FileImage{Absent: true}, nil, nil

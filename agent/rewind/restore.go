@@ -137,26 +137,39 @@ func inOrder(cs []state.FileChange) []state.FileChange {
 	return out
 }
 
-// Conflicts compares each file a plan would write with what the session
-// recorded for it. A file holding either the recorded content or already
-// the target's is fine; anything else was changed outside retrace. A
-// recorded image whose content was never kept cannot be compared and is
-// not a conflict.
-func Conflicts(files Files, plan []state.FileChange) ([]Conflict, error) {
-	var out []Conflict
-	for _, c := range plan {
-		if !c.Before.Tracked() {
+// survey reads what each path of cs holds now, once, for the conflict
+// check and the writes after it. A path that cannot be read fails the
+// survey when strict; otherwise it is left out, and the restore reads it
+// again when it comes to it (and lists it if it still cannot).
+func survey(files Files, cs []state.FileChange, strict bool) (map[string]state.FileImage, error) {
+	found := make(map[string]state.FileImage, len(cs))
+	for _, c := range cs {
+		img, _, err := files.Image(c.Path)
+		if err != nil {
+			if strict {
+				return nil, fmt.Errorf("check %s: %w", c.Path, err)
+			}
 			continue
 		}
-		found, _, err := files.Image(c.Path)
-		if err != nil {
-			return nil, fmt.Errorf("check %s: %w", c.Path, err)
-		}
-		if !found.Same(c.Before) && !found.Same(c.After) {
-			out = append(out, Conflict{Path: c.Path, Recorded: c.Before, Found: found})
+		found[c.Path] = img
+	}
+	return found, nil
+}
+
+// conflicts compares each file a plan would write, as found, with what
+// the session recorded for it. A file holding either the recorded content
+// or already the target's is fine; anything else was changed outside
+// retrace. A recorded image whose content was never kept cannot be
+// compared and is not a conflict.
+func conflicts(plan []state.FileChange, found map[string]state.FileImage) []Conflict {
+	var out []Conflict
+	for _, c := range plan {
+		f := found[c.Path]
+		if c.Before.Tracked() && !f.Same(c.Before) && !f.Same(c.After) {
+			out = append(out, Conflict{Path: c.Path, Recorded: c.Before, Found: f})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Restore moves session id's head from head to version and brings the
@@ -180,14 +193,12 @@ func Restore(ctx context.Context, st Store, files Files, head state.State, versi
 		return Result{Head: target}, nil
 	}
 	can, _ := Restorable(plan)
-	if !opts.Force {
-		conflicts, err := Conflicts(files, can)
-		if err != nil {
-			return Result{}, err
-		}
-		if len(conflicts) > 0 {
-			return Result{}, &ConflictError{Version: version, Conflicts: conflicts}
-		}
+	found, err := survey(files, can, !opts.Force)
+	if err != nil {
+		return Result{}, err
+	}
+	if c := conflicts(can, found); len(c) > 0 && !opts.Force {
+		return Result{}, &ConflictError{Version: version, Conflicts: c}
 	}
 	// The head moves to the target and the restore is recorded there in
 	// one step: a process stopped in between must not leave the head at
@@ -197,7 +208,7 @@ func Restore(ctx context.Context, st Store, files Files, head state.State, versi
 	if err != nil {
 		return Result{}, fmt.Errorf("record the restore: %w", err)
 	}
-	return finish(ctx, st, files, cur, started.Restoring, opts, "")
+	return finish(ctx, st, files, cur, started.Restoring, found, opts, "")
 }
 
 // Finish completes a restore a stopped process left open: head says one
@@ -214,10 +225,12 @@ func Finish(ctx context.Context, st Store, files Files, head state.State) (Resul
 		// failing the restore for, so an error here is not one.
 		_ = files.Sweep(c.Path)
 	}
-	return finish(ctx, st, files, storage.NewCursor(st, head), head.Restoring, Options{}, "interrupted, then finished: ")
+	return finish(ctx, st, files, storage.NewCursor(st, head), head.Restoring, nil, Options{}, "interrupted, then finished: ")
 }
 
-func finish(ctx context.Context, st Store, files Files, cur *storage.Cursor, r *state.Restore, opts Options, lead string) (Result, error) {
+// finish writes a restore's files and records its end. found is what a
+// survey just read, by path; a path it lacks is read here.
+func finish(ctx context.Context, st Store, files Files, cur *storage.Cursor, r *state.Restore, found map[string]state.FileImage, opts Options, lead string) (Result, error) {
 	hook := opts.Hook
 	if hook == nil {
 		hook = func(Point, int) {}
@@ -226,16 +239,20 @@ func finish(ctx context.Context, st Store, files Files, cur *storage.Cursor, r *
 	can, cannot := Restorable(r.Files)
 	res := Result{NotRestorable: cannot}
 	for _, c := range inOrder(can) {
-		found, _, err := files.Image(c.Path)
-		if err != nil {
-			res.Failed = append(res.Failed, Failure{c, err})
-			continue
+		now, ok := found[c.Path]
+		if !ok {
+			var err error
+			if now, _, err = files.Image(c.Path); err != nil {
+				res.Failed = append(res.Failed, Failure{c, err})
+				continue
+			}
 		}
+		var err error
 		switch {
-		case found.Same(c.After):
+		case now.Same(c.After):
 			res.Already++
 			continue
-		case !opts.Force && c.Before.Tracked() && !found.Same(c.Before):
+		case !opts.Force && c.Before.Tracked() && !now.Same(c.Before):
 			res.Left = append(res.Left, c)
 			continue
 		}

@@ -85,9 +85,13 @@ func TestRestoreIsRecorded(t *testing.T) {
 	before := s.st.head
 	s.write(map[string]string{"a.txt": "a\n"})
 	tip := s.st.head
+	s.files.images = 0
 	res, err := Restore(ctx, s.st, s.files, s.st.states[tip], before, Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if s.files.images != 1 {
+		t.Fatalf("the restore read a.txt %d times; once is enough", s.files.images)
 	}
 	started, closed := s.st.events[res.Head.Version-1], s.st.events[res.Head.Version]
 	if started.Kind != state.RestoreStarted || started.From != tip || len(started.Files) != 1 || started.Files[0].Path != "a.txt" ||

@@ -311,12 +311,16 @@ func (c *Controller) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer c.events.close()
+	var ferr error
+	if c.files != nil {
+		ferr = c.files.Close()
+	}
 	if c.info.ID != "" && !c.readOnly {
 		if err := c.store.Release(c.info.ID); err != nil {
 			return fmt.Errorf("let session %s go: %w", c.info.ID, err)
 		}
 	}
-	return nil
+	return ferr
 }
 
 // idleLocked refuses to change the session under an operation, and

@@ -29,6 +29,9 @@ type scan struct {
 	spare  chan struct{} // one token for each goroutine that may start
 	wg     sync.WaitGroup
 	failed atomic.Bool
+	// held counts the bytes of content kept in memory, which stops at
+	// the per-call cap: past it, Changes keeps no content anyway.
+	held atomic.Int64
 
 	mu   sync.Mutex // guards the fields below
 	err  error
@@ -45,6 +48,10 @@ type scan struct {
 var scanWorkers = min(max(2*runtime.GOMAXPROCS(0), 4), 16)
 
 func (w *Watcher) newScan(ctx context.Context, keep, strict bool) *scan {
+	if !w.loaded {
+		w.last, w.saved = loadIndex(w.index, w.dir)
+		w.loaded = true
+	}
 	s := &scan{
 		w:      w,
 		ctx:    ctx,
@@ -287,12 +294,12 @@ func (s *scan) file(rel string, st stamp, before entry, t *tally) (e entry, ok b
 			return entry{}, false, fmt.Errorf("keep %s: %w", rel, err)
 		}
 		e.recheck = true // so that the next scan tries to keep it again
-		if s.keep {
-			// Only what the cache could not take is held in memory: a
-			// command that wrote thousands of files must not hold them
-			// all at once.
-			t.kept = append(t.kept, data)
-		}
+	}
+	if s.keep && s.held.Add(int64(len(data))) <= w.opts.MaxCallBytes {
+		// What Changes will hand to the checkpoint, in hand already, so it
+		// is not read back from the cache; a command that wrote thousands
+		// of files holds no more than the per-call cap.
+		t.kept = append(t.kept, data)
 	}
 	if e.vouched() {
 		t.fresh++

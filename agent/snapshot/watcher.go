@@ -39,6 +39,8 @@ type Watcher struct {
 	// saved counts the entries of last that the index on disk holds, so a
 	// scan that changed none of them does not write it again.
 	saved int
+	// loaded says the index on disk was read into last.
+	loaded bool
 
 	// Hooks for tests: the scans' clock, and a call for every file about
 	// to be read (from a scan's goroutines, side by side).
@@ -47,8 +49,9 @@ type Watcher struct {
 }
 
 // New opens the workspace at dir (made absolute, symlinks resolved) and the
-// cache in opts.CacheDir, loading the workspace's stat index if one is
-// there. Close releases the directory.
+// cache in opts.CacheDir. The workspace's stat index is read by the first
+// scan, not here: a session that never runs a command never pays for it.
+// Close releases the directory.
 func New(dir string, opts Options) (*Watcher, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -79,7 +82,6 @@ func New(dir string, opts Options) (*Watcher, error) {
 		index:   indexFile(opts.CacheDir, abs),
 		now:     time.Now,
 	}
-	w.last, w.saved = loadIndex(w.index, abs)
 	return w, nil
 }
 

@@ -81,10 +81,10 @@ type Options struct {
 	// Files records what each tool call changes in the workspace, for its
 	// checkpoint to carry; nil records nothing.
 	Files Recorder
-	// Secret is the API key: a tool's result that quotes it (read_file of
-	// a .env) is kept with the key replaced, so it reaches neither the
-	// store nor the model. Keys under 16 characters are no secret.
-	Secret string
+	// Secret scrubs the API key from tools' results: a result that quotes
+	// it (read_file of a .env) is kept with the key replaced, so it reaches
+	// neither the store nor the model.
+	Secret llm.Scrub
 }
 
 // Recorder finds what a tool call changed in the workspace. Start is

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"retrace/agent/tools"
@@ -33,7 +32,7 @@ func (a *Agent) runCalls(ctx context.Context, open []state.ToolRequest) error {
 	entry, logged := logEntry(s, call.ID)
 	finish := func(result, errText string, d time.Duration) error {
 		_, err := a.commit(ctx, state.Event{Kind: state.ToolFinished,
-			Tool: &state.ToolCall{ID: call.ID, Result: a.scrub(result), Error: a.scrub(errText), DurationMS: d.Milliseconds()}})
+			Tool: &state.ToolCall{ID: call.ID, Result: a.opts.Secret.Text(result), Error: a.opts.Secret.Text(errText), DurationMS: d.Milliseconds()}})
 		return err
 	}
 	if logged && !entry.StartedAt.IsZero() {
@@ -86,7 +85,7 @@ func (a *Agent) runCalls(ctx context.Context, open []state.ToolRequest) error {
 		}
 	}
 	_, err = a.commit(ctx, state.Event{Kind: state.ToolFinished, Files: files, Blobs: blobs,
-		Tool: &state.ToolCall{ID: call.ID, Result: a.scrub(result), Error: a.scrub(errText), DurationMS: time.Since(start).Milliseconds()}})
+		Tool: &state.ToolCall{ID: call.ID, Result: a.opts.Secret.Text(result), Error: a.opts.Secret.Text(errText), DurationMS: time.Since(start).Milliseconds()}})
 	return err
 }
 
@@ -107,7 +106,7 @@ func (a *Agent) keepInterruptedChanges(ctx context.Context, call state.ToolReque
 	// If this checkpoint cannot be kept, the interrupted event that
 	// follows cannot either, and that failure is the one reported.
 	_, _ = a.commit(keep, state.Event{Kind: state.ToolFinished, Files: files, Blobs: blobs,
-		Tool: &state.ToolCall{ID: call.ID, Result: a.scrub(result), Error: a.scrub(errText), DurationMS: d.Milliseconds()}})
+		Tool: &state.ToolCall{ID: call.ID, Result: a.opts.Secret.Text(result), Error: a.opts.Secret.Text(errText), DurationMS: d.Milliseconds()}})
 }
 
 func noChanges(context.Context) ([]state.FileChange, []state.Blob, error) { return nil, nil, nil }
@@ -174,15 +173,4 @@ func logEntry(s state.State, id string) (state.ToolCall, bool) {
 		}
 	}
 	return state.ToolCall{}, false
-}
-
-// keyMark stands for the API key in a tool's result.
-const keyMark = "[the API key]"
-
-// scrub replaces the API key in text a tool produced.
-func (a *Agent) scrub(text string) string {
-	if len(a.opts.Secret) < 16 {
-		return text
-	}
-	return strings.ReplaceAll(text, a.opts.Secret, keyMark)
 }

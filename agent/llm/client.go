@@ -125,7 +125,7 @@ type Observer struct {
 
 // Stream makes one model call, streaming, with retries.
 func (c *Client) Stream(ctx context.Context, req Request, obs Observer) (Turn, error) {
-	sc := newScrub(c.cfg.APIKey)
+	sc := NewScrub(c.cfg.APIKey)
 	for attempt := 1; ; attempt++ {
 		scrubbed, flush := sc.observer(obs)
 		turn, shown, err := c.once(ctx, req, scrubbed)

@@ -1,6 +1,9 @@
 package llm
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // keyMark stands for the API key wherever a server sent it back.
 const keyMark = "[the API key]"
@@ -11,33 +14,41 @@ const keyMark = "[the API key]"
 // ordinary words in every reply.
 const minSecret = 16
 
-// scrub removes the API key from text a server sent: a server (or a
-// proxy) may echo the Authorization header, in an error or in the reply
-// itself, and that text is shown, stored and exported. The zero scrub
-// changes nothing.
-type scrub struct{ key string }
+// Scrub removes the API key from text that is shown, stored and
+// exported: a server (or a proxy) may echo the Authorization header, in an
+// error or in the reply itself, and a tool may read a file that holds the
+// key. It is the one place that decides what counts as a secret. The zero
+// Scrub changes nothing.
+type Scrub struct{ key string }
 
-func newScrub(key string) scrub {
+// NewScrub scrubs key, unless it is too short to be a secret.
+func NewScrub(key string) Scrub {
 	if len(key) < minSecret {
-		return scrub{}
+		return Scrub{}
 	}
-	return scrub{key: key}
+	return Scrub{key: key}
 }
 
-func (s scrub) text(t string) string {
+// Text is t with the key replaced by a mark that says what stood there.
+func (s Scrub) Text(t string) string {
 	if s.key == "" {
 		return t
 	}
 	return strings.ReplaceAll(t, s.key, keyMark)
 }
 
+// In reports whether b holds the key.
+func (s Scrub) In(b []byte) bool {
+	return s.key != "" && bytes.Contains(b, []byte(s.key))
+}
+
 // turn scrubs everything a reply carries that came from the server. (Its
 // notes are retrace's own words.)
-func (s scrub) turn(t Turn) Turn {
-	t.Content, t.Reasoning = s.text(t.Content), s.text(t.Reasoning)
+func (s Scrub) turn(t Turn) Turn {
+	t.Content, t.Reasoning = s.Text(t.Content), s.Text(t.Reasoning)
 	calls := make([]Call, len(t.Calls))
 	for i, c := range t.Calls {
-		c.ID, c.Name, c.Arguments = s.text(c.ID), s.text(c.Name), s.text(c.Arguments)
+		c.ID, c.Name, c.Arguments = s.Text(c.ID), s.Text(c.Name), s.Text(c.Arguments)
 		calls[i] = c
 	}
 	t.Calls = calls
@@ -45,9 +56,9 @@ func (s scrub) turn(t Turn) Turn {
 }
 
 // error scrubs what an error quotes of the server.
-func (s scrub) error(e *Error) {
+func (s Scrub) error(e *Error) {
 	for _, p := range []*string{&e.Message, &e.Hint, &e.Partial.Content, &e.Partial.Reasoning} {
-		*p = s.text(*p)
+		*p = s.Text(*p)
 	}
 }
 
@@ -55,14 +66,14 @@ func (s scrub) error(e *Error) {
 // may arrive split over several deltas, so whatever could be its start is
 // held back until the next delta tells. flush hands over what is held
 // back once the reply has ended.
-func (s scrub) observer(obs Observer) (Observer, func()) {
+func (s Scrub) observer(obs Observer) (Observer, func()) {
 	if s.key == "" || obs.Delta == nil {
 		return obs, func() {}
 	}
 	held := map[DeltaKind]string{}
 	out := obs
 	out.Delta = func(kind DeltaKind, text string) {
-		buf := s.text(held[kind] + text)
+		buf := s.Text(held[kind] + text)
 		n := heldBack(buf, s.key)
 		held[kind] = buf[len(buf)-n:]
 		if head := buf[:len(buf)-n]; head != "" {

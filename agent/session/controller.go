@@ -215,10 +215,11 @@ func toolOptions(cfg Config, keyEnv string) tools.Options {
 func (c *Controller) newAgentLocked() *agent.Agent {
 	c.tools = tools.New(c.cfg.Workspace, toolOptions(c.cfg, c.ep.KeyEnv))
 	model := llm.New(llm.Config{BaseURL: c.ep.URL, APIKey: c.ep.APIKey, Model: c.ep.Model})
+	secret := llm.NewScrub(c.ep.APIKey)
 	return agent.New(c.cursor, model, c.tools, approver{c}, observer{c}, agent.Options{
 		MaxIterations: c.cfg.MaxIterations, ContextWindow: c.cfg.ContextWindow,
 		Workspace: c.cfg.Workspace.Root(), Allowed: c.cfg.Allowed, RestartOK: c.cfg.RestartOK,
-		Endpoint: c.ep.Endpoint, Files: recorder{tools: c.tools, files: c.files, err: c.filesErr, key: c.ep.APIKey}, Secret: c.ep.APIKey,
+		Endpoint: c.ep.Endpoint, Files: recorder{tools: c.tools, files: c.files, err: c.filesErr, key: secret}, Secret: secret,
 	})
 }
 

@@ -1,10 +1,10 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
+	"retrace/agent/llm"
 	"retrace/agent/rewind"
 	"retrace/agent/snapshot"
 	"retrace/agent/tools"
@@ -17,8 +17,8 @@ import (
 type recorder struct {
 	tools *tools.Registry
 	files *snapshot.Watcher
-	err   error  // why there is no watcher
-	key   string // the API key: a content holding it is never kept
+	err   error     // why there is no watcher
+	key   llm.Scrub // a content holding the API key is never kept
 }
 
 // Start records the call's changes, leaving out any content that holds
@@ -39,17 +39,13 @@ func (r recorder) Start(ctx context.Context, name, args string) (func(context.Co
 // holdsKey is why a content holding the API key was not kept.
 const holdsKey = "it holds retrace's API key, which is never stored"
 
-// withoutSecret drops every content that holds key and marks the images
-// that named it as not kept. Keys under 16 characters (ollama's "ollama",
-// "none") are no secret, as the model client scrubbing replies decides.
-func withoutSecret(key string, changes []state.FileChange, blobs []state.Blob) ([]state.FileChange, []state.Blob) {
-	if len(key) < 16 {
-		return changes, blobs
-	}
+// withoutSecret drops every content that holds the key and marks the
+// images that named it as not kept.
+func withoutSecret(key llm.Scrub, changes []state.FileChange, blobs []state.Blob) ([]state.FileChange, []state.Blob) {
 	secret := map[string]bool{}
 	kept := blobs[:0:0]
 	for _, b := range blobs {
-		if bytes.Contains(b.Data, []byte(key)) {
+		if key.In(b.Data) {
 			secret[b.Digest] = true
 			continue
 		}

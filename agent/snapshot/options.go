@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"retrace/state/transcript"
 )
 
 // DefaultMaxFileSize is the size cap when Options.MaxFileSize is zero:
@@ -59,25 +61,11 @@ func (o Options) withDefaults() (Options, error) {
 
 // capReason says why a file's content was not kept, naming the real cap.
 func capReason(limit int64) string {
-	return "larger than the " + sizeLabel(limit) + " cap"
+	return "larger than the " + transcript.Size(limit) + " cap"
 }
 
 // callCapReason says why a change's content was not kept: the command
 // changed more than the per-call cap.
 func callCapReason(limit int64) string {
-	return "the command changed more than " + sizeLabel(limit) + " of files; past that, contents are not kept"
-}
-
-// sizeLabel writes a size the way a person would say it: "10 MiB",
-// "512 KiB", or plain bytes when neither divides it.
-func sizeLabel(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	case n == 1:
-		return "1 byte"
-	}
-	return fmt.Sprintf("%d bytes", n)
+	return "the command changed more than " + transcript.Size(limit) + " of files; past that, contents are not kept"
 }

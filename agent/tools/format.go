@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"retrace/state/transcript"
 )
 
 // shorten cuts s to at most n bytes (on a rune boundary) and marks the cut
@@ -29,17 +31,7 @@ func cutUTF8(b []byte, n int) []byte {
 }
 
 // sizeString says a size the way the caps are stated: "64 KiB".
-func sizeString(n int) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	case n == 1:
-		return "1 byte"
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
+func sizeString(n int) string { return transcript.Size(int64(n)) }
 
 // plural says "1 line" or "3 lines".
 func plural(n int, word string) string {

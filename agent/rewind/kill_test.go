@@ -2,7 +2,6 @@ package rewind_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"maps"
 	"os"
@@ -15,6 +14,7 @@ import (
 
 	"retrace/agent/rewind"
 	"retrace/agent/snapshot"
+	"retrace/agent/snapshot/snapshottest"
 	"retrace/storage/boltstore"
 )
 
@@ -70,28 +70,6 @@ func restoreAndDie(point string) error {
 	return fmt.Errorf("the restore ended without reaching %s", point)
 }
 
-// workspace is a directory's files, path → SHA-256.
-func workspace(t *testing.T, dir string) map[string][32]byte {
-	t.Helper()
-	out := map[string][32]byte{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		out[filepath.ToSlash(rel)] = sha256.Sum256(b)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // A restore killed at each named point (before the first file, after
 // some, before the closing event) leaves every file at the old or the
 // new version's bytes, never a mix inside one; opening the session again
@@ -106,7 +84,7 @@ func TestKilledRestoreIsFinishedOnResume(t *testing.T) {
 			}
 			ws, cache, db, id := d.ws, d.cache, d.db, d.id
 			target := d.cur.State().Version
-			old := workspace(t, ws)
+			old := snapshottest.Hashes(t, ws)
 			if after := d.command("c1", func() {
 				for i := range 4 {
 					d.write(fmt.Sprintf("f%d.txt", i), strings.Repeat(fmt.Sprintf("new %d\n", i), 1000))
@@ -114,7 +92,7 @@ func TestKilledRestoreIsFinishedOnResume(t *testing.T) {
 			}); len(after.Files) != 4 {
 				t.Fatalf("the command's changes: %v", after.Files)
 			}
-			newer := workspace(t, ws)
+			newer := snapshottest.Hashes(t, ws)
 			if err := d.st.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +105,7 @@ func TestKilledRestoreIsFinishedOnResume(t *testing.T) {
 				t.Fatalf("the child did not die at %s: %v\n%s", point, err, out)
 			}
 
-			mixed := workspace(t, ws)
+			mixed := snapshottest.Hashes(t, ws)
 			restored := 0
 			for p, sum := range mixed {
 				switch sum {
@@ -162,7 +140,7 @@ func TestKilledRestoreIsFinishedOnResume(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := workspace(t, ws); !maps.Equal(got, old) {
+			if got := snapshottest.Hashes(t, ws); !maps.Equal(got, old) {
 				t.Fatalf("after finishing, the workspace is not v%d's", target)
 			}
 			want := fmt.Sprintf("interrupted, then finished: restored %d files to v%d", 4-restored, target)
@@ -195,7 +173,7 @@ func TestRestoreAcrossFileAndDirectorySwaps(t *testing.T) {
 		d.write("a.txt/inner.txt", "inside\n")
 		d.write("d", "now a file\n")
 	})
-	want := map[int]map[string][32]byte{before.Version: nil, after.Version: workspace(t, ws)}
+	want := map[int]map[string][32]byte{before.Version: nil, after.Version: snapshottest.Hashes(t, ws)}
 	head := after
 	for _, v := range []int{before.Version, after.Version, before.Version, after.Version} {
 		res, err := rewind.Restore(ctx, st, files, head, v, rewind.Options{})
@@ -206,7 +184,7 @@ func TestRestoreAcrossFileAndDirectorySwaps(t *testing.T) {
 			t.Fatalf("restore v%d: failed %v, left %v", v, res.Failed, res.Left)
 		}
 		head = res.Head
-		got := workspace(t, ws)
+		got := snapshottest.Hashes(t, ws)
 		if want[v] == nil {
 			want[v] = got
 			if string(readFile(t, ws, "a.txt")) != "a file\n" || string(readFile(t, ws, "d/e/f/deep.txt")) != "deep\n" {

@@ -3,10 +3,8 @@ package session_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -19,33 +17,11 @@ import (
 	"retrace/agent/rewind"
 	"retrace/agent/session"
 	"retrace/agent/snapshot"
+	"retrace/agent/snapshot/snapshottest"
 	"retrace/agent/tools"
 	"retrace/state"
 	"retrace/storage"
 )
-
-// hashes is every file under dir, path → SHA-256: what "the workspace is
-// byte-identical" is checked against.
-func hashes(t *testing.T, dir string) map[string][32]byte {
-	t.Helper()
-	out := map[string][32]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		out[filepath.ToSlash(rel)] = sha256.Sum256(b)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 func toolCall(id, name string, args map[string]string) llmserver.Response {
 	b, _ := json.Marshal(args)
@@ -98,11 +74,11 @@ func TestRestoreBringsBackEveryVersionsFiles(t *testing.T) {
 		}) {
 			switch ev := ev.(type) {
 			case session.ApprovalNeeded:
-				disk[prev] = hashes(t, r.ws)
+				disk[prev] = snapshottest.Hashes(t, r.ws)
 				prev = ev.Call.ID
 				r.ctrl.Decide(agent.Decision{Approved: true})
 			case session.TaskDone:
-				disk[prev] = hashes(t, r.ws)
+				disk[prev] = snapshottest.Hashes(t, r.ws)
 				done = ev
 			}
 		}
@@ -134,7 +110,7 @@ func TestRestoreBringsBackEveryVersionsFiles(t *testing.T) {
 		if _, err := r.ctrl.Restore(v, session.Rollback{}); err != nil {
 			t.Fatalf("restore v%d: %v", v, err)
 		}
-		if got := hashes(t, r.ws); !maps.Equal(got, want[v]) {
+		if got := snapshottest.Hashes(t, r.ws); !maps.Equal(got, want[v]) {
 			t.Fatalf("at v%d the workspace differs: %d files, want %d", v, len(got), len(want[v]))
 		}
 	}
@@ -163,12 +139,12 @@ func TestRestoreBringsBackEveryVersionsFiles(t *testing.T) {
 	if branch.Err != nil {
 		t.Fatal(branch.Err)
 	}
-	want[branch.State.Version] = hashes(t, r.ws)
+	want[branch.State.Version] = snapshottest.Hashes(t, r.ws)
 	if _, ok := want[branch.State.Version]["other.md"]; !ok {
 		t.Fatal("the branch's write is not on disk")
 	}
 	check(tip)
-	if _, ok := hashes(t, r.ws)["other.md"]; ok {
+	if _, ok := snapshottest.Hashes(t, r.ws)["other.md"]; ok {
 		t.Fatal("back on the first branch, the second branch's file is still there")
 	}
 	check(branch.State.Version)
@@ -194,7 +170,7 @@ func TestRestoreBringsBackEveryVersionsFiles(t *testing.T) {
 	if _, err := r.ctrl.Restore(0, session.Rollback{Force: true}); err != nil {
 		t.Fatal(err)
 	}
-	if got := hashes(t, r.ws); !maps.Equal(got, want[0]) {
+	if got := snapshottest.Hashes(t, r.ws); !maps.Equal(got, want[0]) {
 		t.Fatal("--force did not bring back v0's workspace")
 	}
 }
@@ -282,41 +258,27 @@ func TestOpenFinishesAnOpenRestore(t *testing.T) {
 	}
 }
 
-// A file that holds the API key is recorded as changed, never with its
-// content: the key reaches neither the store nor an export.
-func TestAKeyInAFileIsNeverStored(t *testing.T) {
-	r := newRig(t)
-	const key = "sk-a-real-looking-key-0123456789"
-	r.ctrl = r.controller(r.store, session.Config{Allowed: []string{"write_file"}})
-	if err := r.ctrl.Create(storage.NewSession{}); err != nil {
-		t.Fatal(err)
-	}
-	r.ctrl.Close()
+// keyed is a controller that talks to the rig's model with key, in the
+// rig's workspace and store, on a new session.
+func keyed(t *testing.T, r *rig, key string, allowed ...string) *session.Controller {
+	t.Helper()
 	ws, err := tools.NewWorkspace(r.ws)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := session.New(context.Background(), r.store, session.Config{BaseURL: r.srv.URL(), APIKey: key, Model: "gpt-test",
-		Workspace: ws, Allowed: []string{"edit_file"}, Files: snapshot.Options{CacheDir: t.TempDir()}})
-	defer c.Close()
-	id := r.ctrl.Info().Session.ID
-	if err := c.Open(id); err != nil {
+		Workspace: ws, Allowed: allowed, Files: snapshot.Options{CacheDir: t.TempDir()}})
+	t.Cleanup(func() { c.Close() })
+	if err := c.Create(storage.NewSession{}); err != nil {
 		t.Fatal(err)
 	}
-	// The person's own file holds the key; the agent edits another line.
-	if err := os.WriteFile(filepath.Join(r.ws, ".env.local"), []byte("OPENAI_API_KEY="+key+"\nDEBUG=0\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r.srv.Enqueue(toolCall("e1", "edit_file", map[string]string{"path": ".env.local", "old_text": "DEBUG=0", "new_text": "DEBUG=1"}),
-		llmserver.TextReply("Debugging on."))
-	if err := c.Submit("turn debugging on"); err != nil {
-		t.Fatal(err)
-	}
-	done, _ := finish(t, c)
-	e, ok := done.State.Files[".env.local"]
-	if !ok || e.Now.Untracked != "it holds retrace's API key, which is never stored" || e.Was.Untracked != e.Now.Untracked {
-		t.Fatalf("manifest: %+v", done.State.Files)
-	}
+	return c
+}
+
+// keyNotInTheDatabase closes c and the store, and fails if the database
+// file holds key anywhere.
+func keyNotInTheDatabase(t *testing.T, r *rig, c *session.Controller, key string) {
+	t.Helper()
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -332,24 +294,38 @@ func TestAKeyInAFileIsNeverStored(t *testing.T) {
 	}
 }
 
+// A file that holds the API key is recorded as changed, never with its
+// content: the key reaches neither the store nor an export.
+func TestAKeyInAFileIsNeverStored(t *testing.T) {
+	r := newRig(t)
+	const key = "sk-a-real-looking-key-0123456789"
+	c := keyed(t, r, key, "edit_file")
+	// The person's own file holds the key; the agent edits another line.
+	if err := os.WriteFile(filepath.Join(r.ws, ".env.local"), []byte("OPENAI_API_KEY="+key+"\nDEBUG=0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.srv.Enqueue(toolCall("e1", "edit_file", map[string]string{"path": ".env.local", "old_text": "DEBUG=0", "new_text": "DEBUG=1"}),
+		llmserver.TextReply("Debugging on."))
+	if err := c.Submit("turn debugging on"); err != nil {
+		t.Fatal(err)
+	}
+	done, _ := finish(t, c)
+	e, ok := done.State.Files[".env.local"]
+	if !ok || e.Now.Untracked != "it holds retrace's API key, which is never stored" || e.Was.Untracked != e.Now.Untracked {
+		t.Fatalf("manifest: %+v", done.State.Files)
+	}
+	keyNotInTheDatabase(t, r, c, key)
+}
+
 // A file that holds the API key, read by the agent, reaches the store
 // with the key replaced.
 func TestAKeyReadFromAFileIsNeverStored(t *testing.T) {
 	r := newRig(t)
 	const key = "sk-a-real-looking-key-9876543210"
-	ws, err := tools.NewWorkspace(r.ws)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := os.WriteFile(filepath.Join(r.ws, ".env"), []byte("OPENAI_API_KEY="+key+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := session.New(context.Background(), r.store, session.Config{BaseURL: r.srv.URL(), APIKey: key, Model: "gpt-test",
-		Workspace: ws, Files: snapshot.Options{CacheDir: t.TempDir()}})
-	defer c.Close()
-	if err := c.Create(storage.NewSession{}); err != nil {
-		t.Fatal(err)
-	}
+	c := keyed(t, r, key)
 	r.srv.Enqueue(toolCall("r1", "read_file", map[string]string{"path": ".env"}), llmserver.TextReply("It sets the key."))
 	if err := c.Submit("what is in .env?"); err != nil {
 		t.Fatal(err)
@@ -364,17 +340,5 @@ func TestAKeyReadFromAFileIsNeverStored(t *testing.T) {
 			t.Fatal("the key went to the model")
 		}
 	}
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.store.Close(); err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile(r.db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Contains(raw, []byte(key)) {
-		t.Fatal("the database file holds the key")
-	}
+	keyNotInTheDatabase(t, r, c, key)
 }

@@ -151,12 +151,11 @@ func (c *Controller) Restore(version int, how Rollback) (rewind.Result, error) {
 	}
 	res, err := rewind.Restore(c.base, c.store, c.files, c.head, version, how)
 	if err != nil {
-		if res.Head.SessionID != "" {
-			// The head moved before the restore stopped: follow it, so
-			// the open restore is what the session shows and finishes.
-			if head, herr := c.store.Head(c.base, c.info.ID); herr == nil {
-				_ = c.setHeadLocked(head)
-			}
+		// The store says where the head is: if the restore moved it before
+		// it stopped, the open restore is what the session shows, and
+		// finishes when it is opened again.
+		if head, herr := c.store.Head(c.base, c.info.ID); herr == nil && head.Version != c.head.Version {
+			_ = c.setHeadLocked(head)
 		}
 		return res, err
 	}

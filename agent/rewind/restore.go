@@ -247,7 +247,6 @@ func finish(ctx context.Context, st Store, files Files, cur *storage.Cursor, r *
 				continue
 			}
 		}
-		var err error
 		switch {
 		case now.Same(c.After):
 			res.Already++
@@ -256,12 +255,10 @@ func finish(ctx context.Context, st Store, files Files, cur *storage.Cursor, r *
 			res.Left = append(res.Left, c)
 			continue
 		}
-		var data []byte
-		if !c.After.Absent {
-			if data, err = st.Blob(ctx, c.After.Blob); err != nil {
-				res.Failed = append(res.Failed, Failure{c, err})
-				continue
-			}
+		data, err := content(ctx, st, c.After)
+		if err != nil {
+			res.Failed = append(res.Failed, Failure{c, err})
+			continue
 		}
 		if err := files.Put(c.Path, c.After, data); err != nil {
 			// One file that cannot be written (a directory in its way, a

@@ -28,7 +28,7 @@ var keymap = keyMap{
 		Newline:    bind("new line in the message", "alt+enter", "shift+enter", "ctrl+j"),
 		Editor:     bind("write the message in $EDITOR", "ctrl+e"),
 		Cancel:     bind("cancel the running step (what streamed is kept); leave the tool log", "esc"),
-		Retry:      bind("retry the last message after an error, or carry on a restored task", "ctrl+r"),
+		Retry:      bind("carry on the task here that failed, was interrupted or was restored mid-way", "ctrl+r"),
 		ScrollUp:   bind("scroll the conversation up (so does the mouse wheel)", "pgup"),
 		ScrollDown: bind("scroll the conversation down", "pgdown"),
 		Follow:     bind("follow the conversation again, to its end", "ctrl+end"),

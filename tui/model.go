@@ -72,7 +72,6 @@ type Model struct {
 	detail   detailView
 	notice   string
 	errText  string // the last failure to show in the status line
-	lastSent string // for retry
 	quitting bool
 	gauge    gauge
 

@@ -66,7 +66,7 @@ func (m *Model) handleTaskDone(msg TaskDoneMsg) tea.Cmd {
 	case msg.Err == nil:
 		m.errText = ""
 	case msg.Interrupted:
-		m.notice = "interrupted: what streamed is kept; send a message to go on"
+		m.notice = "interrupted: what streamed is kept; " + legend(keymap.Chat.Retry) + " carries the task on, or send a message"
 	default:
 		m.errText = msg.Err.Error()
 	}
@@ -164,30 +164,32 @@ func (m *Model) send(text string) tea.Cmd {
 	if m.timeline != nil {
 		m.closeTimeline()
 	}
-	m.lastSent, m.errText, m.notice = text, "", ""
+	m.errText, m.notice = "", ""
 	m.running = true
 	m.conv.Bottom()
 	return tea.Batch(m.run(func() error { return m.d.Submit(text) }), tick())
 }
 
-// retry carries on a task left mid-way (after a restore), or sends the
-// last message again after a failure.
+// retry acts on the head's own task, and only on it: one left mid-way
+// (after a restore or an interruption) goes on, and one that failed is
+// sent again from the goal the head records. A message typed in another
+// session, or on a branch left by a restore, is not the head's, so it is
+// never what Ctrl+R sends.
 func (m *Model) retry() tea.Cmd {
-	if m.running || m.session.ReadOnly {
+	switch {
+	case m.running:
 		return nil
-	}
-	if m.head.Phase.Active() {
-		m.running, m.notice = true, ""
+	case m.session.ReadOnly:
+		m.notice = "read-only: another retrace process writes this session"
+		return nil
+	case m.head.Phase.Active() || m.head.Unfinished():
+		m.running, m.notice, m.errText = true, "", ""
 		return tea.Batch(m.run(m.d.Resume), tick())
+	case m.head.Phase == state.Error && m.head.Memory.CurrentGoal != "":
+		return m.send(m.head.Memory.CurrentGoal)
 	}
-	if m.lastSent == "" && m.head.Memory.CurrentGoal == "" {
-		return nil
-	}
-	text := m.lastSent
-	if text == "" {
-		text = m.head.Memory.CurrentGoal
-	}
-	return m.send(text)
+	m.notice = "nothing to retry: " + legend(keymap.Chat.Retry) + " carries on a task that failed or was interrupted here"
+	return nil
 }
 
 // decide answers the pending approval.

@@ -95,7 +95,7 @@ func (d tuiDriver) History(version int) (tui.Tree, []tui.Version, error) {
 func treeOf(t storage.Tree) tui.Tree {
 	out := tui.Tree{Head: t.Head}
 	for _, b := range t.Branches {
-		out.Branches = append(out.Branches, tui.Branch{ID: b.ID, Fork: b.Fork, First: b.First, Tip: b.Tip, Versions: b.Versions, Current: b.Current})
+		out.Branches = append(out.Branches, tui.Branch{ID: b.ID, Fork: b.Fork, First: b.First, Tip: b.Tip, Versions: b.Versions, Current: b.Current, Opening: b.Opening})
 	}
 	return out
 }

@@ -1,5 +1,7 @@
 package storage
 
+import "retrace/state"
+
 // Tree is a session's versions and the branches they form.
 type Tree struct {
 	Session  string   `json:"session"`
@@ -26,6 +28,30 @@ type Branch struct {
 	Tip      int  `json:"tip"`
 	Versions int  `json:"versions"`
 	Current  bool `json:"current,omitempty"` // the head is on it
+	// Opening is the first thing the person said on the branch, which is
+	// what tells branches apart. BuildTree has only checkpoints and leaves
+	// it empty; a reader holding the events fills it (OpenBranches).
+	Opening string `json:"opening,omitempty"`
+}
+
+// OpenBranches sets each branch's Opening from the events of its
+// versions: the person's words in the first user message made on it.
+func OpenBranches(t *Tree, event func(version int) (state.Event, bool)) {
+	for _, n := range t.Nodes {
+		b := &t.Branches[n.Branch-1]
+		if b.Opening != "" || n.Event != state.UserMessage {
+			continue
+		}
+		ev, ok := event(n.Version)
+		if !ok {
+			continue
+		}
+		for _, msg := range ev.Messages {
+			if msg.Role == state.RoleUser {
+				b.Opening = msg.Content
+			}
+		}
+	}
 }
 
 // BuildTree arranges checkpoints (in ascending version order, parents

@@ -3,6 +3,8 @@ package storage
 import (
 	"reflect"
 	"testing"
+
+	"retrace/state"
 )
 
 func TestBuildTree(t *testing.T) {
@@ -42,5 +44,37 @@ func TestBuildTree(t *testing.T) {
 	}
 	if empty := BuildTree("s", 0, nil); len(empty.Nodes) != 0 || len(empty.Branches) != 0 {
 		t.Fatalf("empty tree: %+v", empty)
+	}
+}
+
+// Each branch opens with the person's words in the first user message
+// made on it, never the system prompt, and a branch without one stays
+// empty.
+func TestOpenBranches(t *testing.T) {
+	// v1 user "first" (with the system prompt), v2 answered, v3 user
+	// "second"; v4 from v2: a note, then v5 user "other"; v6 from v1: a
+	// note alone.
+	kinds := []state.EventKind{state.UserMessage, state.Answered, state.UserMessage, state.NoteSet, state.UserMessage, state.NoteSet}
+	parents := []int{0, 1, 2, 2, 4, 1}
+	said := map[int]string{1: "first", 3: "second", 5: "other"}
+	cps := make([]Checkpoint, len(parents))
+	for i, p := range parents {
+		cps[i] = Checkpoint{Version: i + 1, Parent: p, Event: kinds[i]}
+	}
+	tree := BuildTree("s", 5, cps)
+	OpenBranches(&tree, func(v int) (state.Event, bool) {
+		text, ok := said[v]
+		if !ok {
+			return state.Event{}, false
+		}
+		return state.Event{Kind: state.UserMessage, Messages: []state.Message{
+			{Role: state.RoleSystem, Content: "You are retrace."}, {Role: state.RoleUser, Content: text}}}, true
+	})
+	var got []string
+	for _, b := range tree.Branches {
+		got = append(got, b.Opening)
+	}
+	if want := []string{"first", "other", ""}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("openings %q, want %q", got, want)
 	}
 }

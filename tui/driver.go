@@ -136,6 +136,7 @@ type Tree struct {
 type Branch struct {
 	ID, Fork, First, Tip, Versions int
 	Current                        bool
+	Opening                        string // the person's first message on it
 }
 
 // Decision answers an approval.

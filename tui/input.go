@@ -71,15 +71,15 @@ func (in *input) Lines() int {
 }
 
 // Render draws the box width×height.
-func (in *input) Render(width, height int, focused, readOnly bool, title string) []string {
+func (in *input) Render(width, height int, focused, readOnly bool) []string {
 	border := in.st.Input.Border
 	if focused {
 		border = in.st.Input.BorderFocused
 	}
 	if readOnly {
-		return frame(title, []string{in.st.Input.ReadOnly.Render("read-only: another retrace process is writing this session")}, width, height, border, in.st.Pane.Title)
+		return frame("", []string{in.st.Input.ReadOnly.Render("read-only: another retrace process is writing this session")}, width, height, border, in.st.Pane.Title)
 	}
 	in.ta.SetWidth(max(width-2, 1))
 	in.ta.SetHeight(max(height-2, 1))
-	return frame(title, strings.Split(in.ta.View(), "\n"), width, height, border, in.st.Pane.Title)
+	return frame("", strings.Split(in.ta.View(), "\n"), width, height, border, in.st.Pane.Title)
 }

@@ -50,9 +50,15 @@ var keymap = keyMap{
 		First:       bind("version 0, the empty session", "home", "g"),
 		Last:        bind("the branch's last version", "end", "G"),
 		Branches:    bind("the branches; Enter opens one", "b"),
+		ScrollUp:    bind("scroll the conversation up (so does the mouse wheel)", "pgup"),
+		ScrollDown:  bind("scroll the conversation down", "pgdown"),
+		NextPane:    bind("the tool log and back (narrow screens: the next tab)", "tab"),
+		PrevPane:    bind("the other pane (narrow screens: the previous tab)", "shift+tab"),
+		ToolUp:      bind("in the tool log: the call above", "up"),
+		ToolDown:    bind("in the tool log: the call below", "down"),
 		Reasoning:   bind("fold or unfold the model's thinking", "ctrl+o"),
 		Files:       bind("the workspace files this version changed, with their diffs", "d"),
-		Restore:     bind("restore this version and its files: the next message starts a new branch", "enter"),
+		Restore:     bind("restore this version and its files: the next message starts a new branch (in the tool log: read the call)", "enter"),
 		Close:       bind("back to the head", "esc", "q", "ctrl+t"),
 		Help:        bind("this help", "?", "f1"),
 	},
@@ -122,11 +128,14 @@ func (k chatKeys) bindings() []key.Binding {
 // timelineKeys step through the versions of a branch.
 type timelineKeys struct {
 	Back, Forward, TurnBack, TurnForward, First, Last key.Binding
+	ScrollUp, ScrollDown, NextPane, PrevPane          key.Binding
+	ToolUp, ToolDown                                  key.Binding
 	Branches, Reasoning, Files, Restore, Close, Help  key.Binding
 }
 
 func (k timelineKeys) bindings() []key.Binding {
-	return []key.Binding{k.Back, k.Forward, k.TurnBack, k.TurnForward, k.First, k.Last, k.Branches, k.Reasoning, k.Files, k.Restore, k.Close, k.Help}
+	return []key.Binding{k.Back, k.Forward, k.TurnBack, k.TurnForward, k.First, k.Last, k.ScrollUp, k.ScrollDown,
+		k.NextPane, k.PrevPane, k.ToolUp, k.ToolDown, k.Branches, k.Reasoning, k.Files, k.Restore, k.Close, k.Help}
 }
 
 // treeKeys choose a branch.

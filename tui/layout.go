@@ -14,11 +14,10 @@ type layout struct {
 	inputH         int
 }
 
-// compute lays out a width×height screen; extra rows (the timeline's
-// banner) come off the panes.
-func computeLayout(width, height, inputLines, extra int) layout {
-	l := layout{wide: width >= wideLayout}
-	l.inputH = inputLines + 2
+// compute lays out a width×height screen with an input inputH rows high
+// (0: none); extra rows (the timeline's banner) come off the panes.
+func computeLayout(width, height, inputH, extra int) layout {
+	l := layout{wide: width >= wideLayout, inputH: inputH}
 	l.mainH = max(height-1-l.inputH-extra, 3) // 1: the status line
 	if !l.wide {
 		l.convW = width

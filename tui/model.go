@@ -148,8 +148,7 @@ func (m *Model) shown() state.State {
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.listen()}
 	if m.head.Phase.Active() && !m.session.ReadOnly {
-		m.running = true
-		cmds = append(cmds, m.run(m.d.Resume))
+		cmds = append(cmds, m.startTask(m.d.Resume))
 	}
 	return tea.Batch(cmds...)
 }

@@ -16,9 +16,10 @@ import (
 // selection; the root passes the state to show (the head, or a version
 // from the timeline).
 
-// phaseLines shows the phase: a badge, the iteration, how long it has
-// lasted, and for an error what happened and what to do.
-func phaseLines(st *themes.Styles, s state.State, since, now time.Time, width int) []string {
+// phaseLines shows the phase: a badge, the iteration, its timing (how
+// long it has lasted, or that nothing runs it), and for an error what
+// happened and what to do.
+func phaseLines(st *themes.Styles, s state.State, timing string, width int) []string {
 	p := st.Phase
 	badge := p.Badge(s.Phase.String()).Render(strings.ReplaceAll(s.Phase.String(), "_", " "))
 	line := badge
@@ -26,8 +27,8 @@ func phaseLines(st *themes.Styles, s state.State, since, now time.Time, width in
 		line += " " + p.Detail.Render(fmt.Sprintf("iteration %d", s.Iteration))
 	}
 	out := []string{line}
-	if !since.IsZero() && s.Phase.Active() {
-		out = append(out, p.Detail.Render("for "+roundDuration(now.Sub(since))))
+	if timing != "" {
+		out = append(out, p.Detail.Render(clip(timing, width)))
 	}
 	if s.Phase == state.Error && s.ErrorMessage != "" {
 		for _, l := range wrap(inert(s.ErrorMessage), width) {
@@ -169,4 +170,48 @@ func noteLines(st *themes.Styles, notes map[string]string, width int) []string {
 		out = append(out, st.Notes.Key.Render(clip(inert(k), width/2))+" "+st.Notes.Value.Render(clip(inert(notes[k]), width-visibleWidth(k)-1)))
 	}
 	return out
+}
+
+// phaseTiming is the phase pane's line under the badge. At the head: how
+// long the running phase has lasted (it ticks), or, for a task nothing
+// runs, that it waits and what carries it on. In the timeline: how long
+// the version's phase had lasted when the version was written, from the
+// path's own times; the head's clock says nothing about a past version.
+func (m *Model) phaseTiming() string {
+	if m.timeline != nil {
+		return m.timeline.phaseTiming()
+	}
+	s, retry := m.head, legend(keymap.Chat.Retry)
+	switch {
+	case !s.Phase.Active() && !s.Unfinished():
+		return ""
+	case m.session.ReadOnly:
+		return "run by the writing process"
+	case m.running:
+		return "for " + roundDuration(m.opts.Now().Sub(m.since))
+	case s.Unfinished():
+		return "interrupted: " + retry + " carries it on"
+	}
+	return "paused: " + retry + " carries it on"
+}
+
+// phaseTiming says how long the shown version's phase had lasted at it:
+// from the version that entered the phase to the shown one.
+func (t *timeline) phaseTiming() string {
+	if t.pos == 0 {
+		return ""
+	}
+	shown := t.versions[t.pos-1]
+	if !shown.Phase.Active() {
+		return ""
+	}
+	first := t.pos - 1
+	for first > 0 && t.versions[first-1].Phase == shown.Phase {
+		first--
+	}
+	entered := t.versions[first].Event.At
+	if entered.IsZero() || shown.Event.At.IsZero() {
+		return ""
+	}
+	return fmt.Sprintf("for %s at v%d", roundDuration(shown.Event.At.Sub(entered)), shown.Version)
 }

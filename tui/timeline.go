@@ -141,14 +141,34 @@ func (m *Model) handleHistory(msg historyMsg) tea.Cmd {
 
 func (m *Model) closeTimeline() {
 	m.timeline = nil
-	m.mode = modeChat
+	m.mode, m.focus = modeChat, focusInput
 	m.relayout()
 	m.showState(m.head)
 }
 
 func (m *Model) timelineKey(k tea.KeyPressMsg) tea.Cmd {
 	t, keys := m.timeline, keymap.Timeline
+	page := max(m.lay.mainH-4, 1)
 	switch {
+	case key.Matches(k, keys.ScrollUp):
+		m.conv.Scroll(page)
+		return nil
+	case key.Matches(k, keys.ScrollDown):
+		m.conv.Scroll(-page)
+		return nil
+	case key.Matches(k, keys.NextPane):
+		return m.nextPane(1)
+	case key.Matches(k, keys.PrevPane):
+		return m.nextPane(-1)
+	case key.Matches(k, keys.ToolUp, keys.ToolDown) && m.focus == focusTools:
+		step := 1
+		if key.Matches(k, keys.ToolUp) {
+			step = -1
+		}
+		m.tools.Move(step, len(t.current().Memory.ToolCalls))
+		return nil
+	case key.Matches(k, keys.Restore) && m.focus == focusTools:
+		return m.openToolDetail()
 	case key.Matches(k, keys.Back):
 		t.step(-1)
 	case key.Matches(k, keys.Forward):
@@ -532,10 +552,17 @@ func (t *timeline) treeLines(st *themes.Styles, width, height int) []string {
 			mark = "▸ "
 			style = s.NodeSelected
 		}
-		out = append(out, style.Render(mark+cut(line, width-2)))
+		// What the person said first is what tells the branches apart:
+		// it gets a line of its own, so a narrow screen still shows it.
+		opening := "(no message on it)"
+		if b.Opening != "" {
+			opening = "“" + clip(inert(b.Opening), width-7) + "”"
+		}
+		out = append(out, style.Render(mark+cut(line, width-2)), style.Render("    "+opening))
 	}
 	if len(out) > height {
-		start := min(max(t.treeSel+2-height/2, 0), len(out)-height)
+		sel := 2 + 2*t.treeSel // the selected branch's first line
+		start := min(max(sel+2-height/2, 0), len(out)-height)
 		out = out[start : start+height]
 	}
 	return out

@@ -100,12 +100,12 @@ func TestPaneGoldens(t *testing.T) {
 	s := m.head
 	panes := map[string][]string{
 		"conversation": m.conv.Render(70, 20),
-		"phase":        phaseLines(&m.st, s, t0, t0.Add(42*time.Second), 40),
+		"phase":        phaseLines(&m.st, s, "for 42s", 40),
 		"plan":         planLines(&m.st, s, 40),
 		"tools":        m.tools.lines(&m.st, s.Memory.ToolCalls, 40, 6, true),
 		"notes":        noteLines(&m.st, s.Memory.Notes, 40),
 		"status":       {m.statusLine()},
-		"input":        m.input.Render(120, 3, true, false, ""),
+		"input":        m.input.Render(120, 3, true, false),
 	}
 	for name, ls := range panes {
 		t.Run(name, func(t *testing.T) { golden.RequireEqual(t, []byte(strings.Join(ls, "\n"))) })
@@ -196,6 +196,7 @@ func TestQuitAsksWhileRunning(t *testing.T) {
 func TestApprovalDialog(t *testing.T) {
 	f := newFake(richSession()...)
 	m := newModel(t, f, "dark", 120, 40)
+	m.running = true // an approval comes from a running task
 	m.Update(ApprovalMsg{Tool: "write_file", Summary: "write 2 lines to greet.go (new file)", Path: "greet.go",
 		Diff: "--- /dev/null\n+++ b/greet.go\n@@ -0,0 +1,2 @@\n+package main\n+func greet() string { return \"hi\" }\n"})
 	out := m.View().Content
@@ -275,17 +276,26 @@ func TestTimeline(t *testing.T) {
 	}
 }
 
+// The branches list says which message started each branch, whatever
+// the width.
 func TestTimelineBranches(t *testing.T) {
-	f := newFake(richSession()...)
-	f.tree.Branches = append(f.tree.Branches, Branch{ID: 2, Fork: 4, First: 16, Tip: 17, Versions: 2})
-	f.tree.Branches[0].Current = true
-	m := newModel(t, f, "dark", 120, 40)
-	_, cmd := m.Update(keyMsg("ctrl+t"))
-	run(m, cmd)
-	press(m, "b")
-	s := plain(m.View().Content)
-	if !strings.Contains(s, "branch 1") || !strings.Contains(s, "branch 2   v16..v17   from v4") {
-		t.Fatalf("tree:\n%s", s)
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		f := newFake(richSession()...)
+		f.tree.Branches[0].Opening = "Why does `go build` fail?"
+		f.tree.Branches = append(f.tree.Branches, Branch{ID: 2, Fork: 4, First: 16, Tip: 17, Versions: 2, Opening: "try\nthe vendor dir"})
+		f.tree.Branches[0].Current = true
+		m := newModel(t, f, "dark", size[0], size[1])
+		_, cmd := m.Update(keyMsg("ctrl+t"))
+		run(m, cmd)
+		press(m, "b")
+		s := plain(m.View().Content)
+		checkScreen(t, m.View().Content, size[0], size[1])
+		if !strings.Contains(s, "branch 1") || !strings.Contains(s, "branch 2   v16..v17   from v4") {
+			t.Fatalf("%v: tree:\n%s", size, s)
+		}
+		if !strings.Contains(s, "“Why does `go build`") || !strings.Contains(s, "“try the vendor dir”") {
+			t.Fatalf("%v: the branches do not say which message started them:\n%s", size, s)
+		}
 	}
 }
 

@@ -20,11 +20,16 @@ func (m *Model) handleResize(msg tea.WindowSizeMsg) tea.Cmd {
 // relayout recomputes the rectangles: on resize, and when the input or
 // the timeline banner changes height.
 func (m *Model) relayout() {
-	extra := 0
-	if m.timeline != nil && m.mode != modeTree {
-		extra = 3 // the banner: keys, the version's change, its files
+	extra, inputH := 0, m.input.Lines()+2
+	if m.timeline != nil {
+		// Nothing is typed in the timeline: its keys step through the
+		// versions, so the input gives its rows to the panes.
+		inputH = 0
+		if m.mode != modeTree {
+			extra = 3 // the banner: keys, the version's change, its files
+		}
 	}
-	m.lay = computeLayout(m.width, m.height, m.input.Lines(), extra)
+	m.lay = computeLayout(m.width, m.height, inputH, extra)
 }
 
 func (m *Model) handleState(msg StateMsg) tea.Cmd {
@@ -89,8 +94,7 @@ func (m *Model) handleSessionChanged(msg SessionChangedMsg) tea.Cmd {
 	m.loadSession(msg.Session, msg.Head)
 	m.relayout()
 	if m.head.Phase.Active() && !m.session.ReadOnly {
-		m.running = true
-		return m.run(m.d.Resume)
+		return m.startTask(m.d.Resume)
 	}
 	return nil
 }
@@ -165,9 +169,16 @@ func (m *Model) send(text string) tea.Cmd {
 		m.closeTimeline()
 	}
 	m.errText, m.notice = "", ""
-	m.running = true
 	m.conv.Bottom()
-	return tea.Batch(m.run(func() error { return m.d.Submit(text) }), tick())
+	return m.startTask(func() error { return m.d.Submit(text) })
+}
+
+// startTask runs a driver call that starts a task, with the clock the
+// phase pane's "for Ns" ticks by: every way a task starts goes through
+// here, so none leaves the pane frozen.
+func (m *Model) startTask(fn func() error) tea.Cmd {
+	m.running = true
+	return tea.Batch(m.run(fn), tick())
 }
 
 // retry acts on the head's own task, and only on it: one left mid-way
@@ -183,8 +194,8 @@ func (m *Model) retry() tea.Cmd {
 		m.notice = "read-only: another retrace process writes this session"
 		return nil
 	case m.head.Phase.Active() || m.head.Unfinished():
-		m.running, m.notice, m.errText = true, "", ""
-		return tea.Batch(m.run(m.d.Resume), tick())
+		m.notice, m.errText = "", ""
+		return m.startTask(m.d.Resume)
 	case m.head.Phase == state.Error && m.head.Memory.CurrentGoal != "":
 		return m.send(m.head.Memory.CurrentGoal)
 	}

@@ -26,12 +26,10 @@ func (m *Model) Render() string {
 		lines = append(lines, m.timelineBanner()...)
 	}
 	lines = append(lines, m.mainLines()...)
-	title := ""
-	if m.timeline != nil {
-		title = "input (" + legend(keymap.Timeline.Close) + " returns to the head first)"
+	if m.lay.inputH > 0 {
+		lines = append(lines, m.input.Render(m.width, m.lay.inputH, m.focus == focusInput && m.mode == modeChat && m.approval == nil,
+			m.session.ReadOnly)...)
 	}
-	lines = append(lines, m.input.Render(m.width, m.lay.inputH, m.focus == focusInput && m.mode == modeChat && m.approval == nil,
-		m.session.ReadOnly, title)...)
 	lines = append(lines, m.statusLine())
 	return m.st.App.Render(strings.Join(block(lines, m.width, m.height), "\n"))
 }
@@ -80,7 +78,7 @@ func (m *Model) sideColumn(w int) []string {
 		toolBorder, toolTitle = p.BorderFocused, p.TitleFocused
 	}
 	var out []string
-	out = append(out, frame("Phase", phaseLines(&m.st, s, m.since, m.opts.Now(), w-2), w, m.lay.phaseH, p.Border, p.Title)...)
+	out = append(out, frame("Phase", phaseLines(&m.st, s, m.phaseTiming(), w-2), w, m.lay.phaseH, p.Border, p.Title)...)
 	out = append(out, frame("Plan", planLines(&m.st, s, w-2), w, m.lay.planH, p.Border, p.Title)...)
 	out = append(out, frame(fmt.Sprintf("Tools (%d)", len(s.Memory.ToolCalls)),
 		m.tools.lines(&m.st, s.Memory.ToolCalls, w-2, m.lay.toolsH-2, m.focus == focusTools), w, m.lay.toolsH, toolBorder, toolTitle)...)
@@ -110,7 +108,7 @@ func (m *Model) narrowLines(w, h int) []string {
 		out = append(out, frame(fmt.Sprintf("Tools (%d)", len(s.Memory.ToolCalls)),
 			m.tools.lines(&m.st, s.Memory.ToolCalls, w-2, ph-2, m.focus == focusTools), w, ph, m.st.Pane.BorderFocused, m.st.Pane.TitleFocused)...)
 	case 3:
-		lines := append(phaseLines(&m.st, s, m.since, m.opts.Now(), w-2), "")
+		lines := append(phaseLines(&m.st, s, m.phaseTiming(), w-2), "")
 		lines = append(lines, noteLines(&m.st, s.Memory.Notes, w-2)...)
 		out = append(out, frame("Phase and notes", lines, w, ph, m.st.Pane.Border, m.st.Pane.Title)...)
 	default:

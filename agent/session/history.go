@@ -1,6 +1,7 @@
 package session
 
 import (
+	"retrace/state"
 	"retrace/storage"
 )
 
@@ -20,6 +21,10 @@ func (c *Controller) History(version int) (storage.Tree, []storage.Record, error
 		byVersion[r.Version] = r
 	}
 	tree := storage.BuildTree(id, ex.Session.Head, cps)
+	storage.OpenBranches(&tree, func(v int) (state.Event, bool) {
+		r, ok := byVersion[v]
+		return r.Data, ok
+	})
 	path := tree.Path(version)
 	if path == nil && version != 0 {
 		return tree, nil, &storage.VersionError{Session: id, Version: version, Versions: len(tree.Nodes)}

@@ -67,8 +67,10 @@ func TestOpenBranches(t *testing.T) {
 		if !ok {
 			return state.Event{}, false
 		}
+		// The system prompt comes last here, so taking the last message
+		// whatever its role would show it.
 		return state.Event{Kind: state.UserMessage, Messages: []state.Message{
-			{Role: state.RoleSystem, Content: "You are retrace."}, {Role: state.RoleUser, Content: text}}}, true
+			{Role: state.RoleUser, Content: text}, {Role: state.RoleSystem, Content: "You are retrace."}}}, true
 	})
 	var got []string
 	for _, b := range tree.Branches {

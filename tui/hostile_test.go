@@ -10,7 +10,7 @@ import (
 	"retrace/state"
 )
 
-// A 5 MB paste is cut to the input's cap, said so, and the screen still
+// A 5 MB paste is cut to the message cap, said so, and the screen still
 // draws.
 func TestHugePaste(t *testing.T) {
 	m := newModel(t, newFake(richSession()...), "dark", 120, 40)
@@ -19,10 +19,10 @@ func TestHugePaste(t *testing.T) {
 	m.Update(tea.PasteMsg{Content: paste})
 	out := m.View().Content
 	t.Logf("a %d KiB paste: handled and drawn in %s", len(paste)>>10, time.Since(start).Round(time.Millisecond))
-	if n := len(m.input.Value()); n > maxInput || n < maxInput-64 {
-		t.Fatalf("input holds %d bytes, cap %d", n, maxInput)
+	if n := len(m.input.Message()); n > maxInput || n < maxInput-64 {
+		t.Fatalf("the message holds %d bytes, cap %d", n, maxInput)
 	}
-	if !strings.Contains(m.notice, "cut") {
+	if !strings.Contains(m.notice, "only its first 256.0 KiB is in the message") {
 		t.Fatalf("notice %q", m.notice)
 	}
 	checkScreen(t, out, 120, 40)

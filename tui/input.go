@@ -17,6 +17,8 @@ const maxInputLines = 6
 type input struct {
 	st *themes.Styles
 	ta textarea.Model
+	// folded are the long pastes the draft holds as markers.
+	folded pastes
 }
 
 func newInput(st *themes.Styles) input {
@@ -60,10 +62,29 @@ func (in *input) Update(msg tea.Msg) tea.Cmd {
 	return cmd
 }
 
+// Value is the draft as the input shows it, folded pastes as markers.
 func (in *input) Value() string     { return in.ta.Value() }
 func (in *input) SetValue(s string) { in.ta.SetValue(s) }
-func (in *input) Reset()            { in.ta.Reset() }
 func (in *input) Insert(s string)   { in.ta.InsertString(s) }
+
+// Message is the draft as it is sent: each folded paste in full.
+func (in *input) Message() string { return in.folded.expand(in.ta.Value()) }
+
+// Reset empties the draft, and forgets its pastes with it.
+func (in *input) Reset() {
+	in.ta.Reset()
+	in.folded.reset()
+}
+
+// Paste puts a paste in the draft at the cursor: inline when short,
+// folded to one marker line when long. cutFrom is its size before the
+// message cap cut it, or 0.
+func (in *input) Paste(text string, cutFrom int) {
+	if folds(text) || cutFrom > 0 {
+		text = in.folded.fold(text, cutFrom)
+	}
+	in.ta.InsertString(text)
+}
 
 // Lines is how many lines the text needs, within bounds.
 func (in *input) Lines() int {

@@ -40,7 +40,7 @@ var keymap = keyMap{
 		Timeline:   bind("timeline: step through the versions", "ctrl+t"),
 		Sessions:   bind("sessions: resume, start, delete", "ctrl+s"),
 		Help:       bind("this help (? while the message is empty)", "?", "f1"),
-		Quit:       bind("quit, from any screen (asks first while a task runs)", "ctrl+c"),
+		Quit:       bind("clear the message being written; with none, quit from any screen (asks first while a task runs)", "ctrl+c"),
 	},
 	Timeline: timelineKeys{
 		Back:        bind("one version back", "left", "h"),

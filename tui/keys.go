@@ -12,6 +12,14 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.confirmKey(k)
 	}
 	if key.Matches(k, keymap.Chat.Quit) {
+		if m.mode == modeChat && m.approval == nil && m.input.Value() != "" {
+			// As in a shell: the first Ctrl+C takes back the line being
+			// written, and only a second one leaves.
+			m.input.Reset()
+			m.relayout()
+			m.notice = "draft cleared; " + legend(keymap.Chat.Quit) + " again quits"
+			return nil
+		}
 		return m.quit()
 	}
 	if m.approval != nil {

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 
 	"retrace/state"
+	"retrace/state/transcript"
 )
 
 func (m *Model) handleResize(msg tea.WindowSizeMsg) tea.Cmd {
@@ -116,16 +116,13 @@ func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 	if m.mode != modeChat || m.approval != nil || m.session.ReadOnly {
 		return nil
 	}
-	text := msg.Content
-	if room := maxInput - len(m.input.Value()); len(text) > room {
-		cut := max(room, 0)
-		for cut > 0 && !utf8.RuneStart(text[cut]) {
-			cut--
-		}
-		m.notice = fmt.Sprintf("the paste was cut to %d KiB of its %d KiB: a message holds at most %d KiB", cut>>10, len(text)>>10, maxInput>>10)
-		text = text[:cut]
+	text, cutFrom := msg.Content, 0
+	if room := maxInput - len(m.input.Message()); len(text) > room {
+		cutFrom, text = len(text), capPaste(text, room)
+		m.notice = fmt.Sprintf("the paste is %s and a message holds at most %s: only its first %s is in the message",
+			approxSize(cutFrom), transcript.Size(maxInput), approxSize(len(text)))
 	}
-	m.input.Insert(text)
+	m.input.Paste(text, cutFrom)
 	m.relayout()
 	return nil
 }
@@ -143,19 +140,27 @@ func tick() tea.Cmd {
 
 // submit sends the input as a message, or runs it as a slash command.
 func (m *Model) submit() tea.Cmd {
-	text := strings.TrimSpace(m.input.Value())
+	draft := strings.TrimSpace(m.input.Value())
 	switch {
-	case text == "":
+	case draft == "":
 		return nil
-	case strings.HasPrefix(text, "/"):
+	case strings.HasPrefix(draft, "/"):
 		m.input.Reset()
 		m.relayout()
-		return m.command(text)
+		return m.command(draft)
 	case m.session.ReadOnly:
 		m.notice = "read-only: another retrace process writes this session"
 		return nil
 	case m.running:
 		m.notice = busyNotice("")
+		return nil
+	}
+	text := strings.TrimSpace(m.input.Message())
+	if tokens := len(text) / 4; m.session.Window > 0 && tokens > m.session.Window {
+		// Sent, it would fail at the server after the checkpoint; the
+		// draft stays for the person to cut.
+		m.notice = fmt.Sprintf("not sent: the message is about %s tokens, more than the model's window of %s; "+
+			"put the text in a file in the workspace and ask for it to be read", kilo(tokens), kilo(m.session.Window))
 		return nil
 	}
 	m.input.Reset()

@@ -1,0 +1,141 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// sizes are the screens every item of the interface is held at.
+var sizes = [][2]int{{80, 24}, {120, 40}}
+
+func sizeName(size [2]int) string { return fmt.Sprintf("%dx%d", size[0], size[1]) }
+
+// Ctrl+C with a draft takes the draft back and says so; only a second
+// Ctrl+C quits.
+func TestCtrlCClearsTheDraftFirst(t *testing.T) {
+	for _, size := range sizes {
+		t.Run(sizeName(size), func(t *testing.T) {
+			m := newModel(t, newFake(answeredSession()...), "dark", size[0], size[1])
+			for _, r := range "line one" {
+				m.Update(keyMsg(string(r)))
+			}
+			pressKeys(t, m, "alt+enter")
+			for _, r := range "line two" {
+				m.Update(keyMsg(string(r)))
+			}
+			_, cmd := m.Update(keyPress(t, "ctrl+c"))
+			if cmd != nil || m.input.Value() != "" {
+				t.Fatalf("the first Ctrl+C with a draft: a command %v, draft %q", cmd != nil, m.input.Value())
+			}
+			if s := statusText(m); !strings.Contains(s, "draft cleared; Ctrl+C again quits") {
+				t.Fatalf("the status line does not say the draft was cleared: %q", s)
+			}
+			checkScreen(t, m.Render(), size[0], size[1])
+			_, cmd = m.Update(keyPress(t, "ctrl+c"))
+			if cmd == nil {
+				t.Fatal("the second Ctrl+C did not quit")
+			}
+			if _, ok := cmd().(tea.QuitMsg); !ok {
+				t.Fatal("the second Ctrl+C did not quit")
+			}
+		})
+	}
+}
+
+// numberedLog is n lines of a log, each a little different.
+func numberedLog(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "2026-11-22 10:00:%02d INFO request %d served\n", i%60, i)
+	}
+	return b.String()
+}
+
+// A long paste stands in the input as one line saying what it is, and
+// the message sent carries it whole, in its place among what was typed.
+func TestLongPasteFoldsToOneLine(t *testing.T) {
+	for _, size := range sizes {
+		t.Run(sizeName(size), func(t *testing.T) {
+			f := newFake(answeredSession()...)
+			m := newModel(t, f, "dark", size[0], size[1])
+			first, second := numberedLog(2500), numberedLog(30)
+			for _, r := range "see " {
+				m.Update(keyMsg(string(r)))
+			}
+			m.Update(tea.PasteMsg{Content: first})
+			for _, r := range " and " {
+				m.Update(keyMsg(string(r)))
+			}
+			m.Update(tea.PasteMsg{Content: second})
+			want1 := fmt.Sprintf("[pasted %s, 2,500 lines]", approxSize(len(first)))
+			want2 := fmt.Sprintf("[paste 2: %s, 30 lines]", approxSize(len(second)))
+			if got := m.input.Value(); got != "see "+want1+" and "+want2 {
+				t.Fatalf("the input holds %d bytes: %.120q", len(got), got)
+			}
+			if m.input.Lines() != 1 || !strings.Contains(screenOf(m), want1) {
+				t.Fatalf("the folded paste is not one line on screen (%d lines):\n%s", m.input.Lines(), screenOf(m))
+			}
+			checkScreen(t, m.Render(), size[0], size[1])
+			pressKeys(t, m, "enter")
+			if want := strings.TrimSpace("see " + first + " and " + second); len(f.submitted) != 1 || f.submitted[0] != want {
+				t.Fatalf("the message sent is not what was pasted, in place (%d sent)", len(f.submitted))
+			}
+			if m.input.Value() != "" || len(m.input.folded.markers) != 0 {
+				t.Fatal("the draft and its pastes outlive the message sent")
+			}
+		})
+	}
+	t.Run("a short paste stays inline", func(t *testing.T) {
+		m := newModel(t, newFake(), "dark", 80, 24)
+		m.Update(tea.PasteMsg{Content: "two\nlines"})
+		if m.input.Value() != "two\nlines" {
+			t.Fatalf("a short paste was folded: %.120q", m.input.Value())
+		}
+	})
+}
+
+// A paste over the message cap keeps its first part, and both the marker
+// and the notice say how much.
+func TestPasteOverTheCapSaysWhatIsKept(t *testing.T) {
+	for _, size := range sizes {
+		t.Run(sizeName(size), func(t *testing.T) {
+			f := newFake(answeredSession()...)
+			m := newModel(t, f, "dark", size[0], size[1])
+			huge := numberedLog(40213) // about 1.8 MiB
+			m.Update(tea.PasteMsg{Content: huge})
+			if got := m.input.Value(); !strings.HasPrefix(got, "[pasted the first 256.0 KiB of 1.8 MiB, 5,851 lines]") {
+				t.Fatalf("the marker of a paste over the cap: %.120q", got)
+			}
+			if !strings.Contains(m.notice, "the paste is 1.8 MiB and a message holds at most 256 KiB") {
+				t.Fatalf("notice %q", m.notice)
+			}
+			pressKeys(t, m, "enter")
+			if len(f.submitted) != 1 || !strings.HasPrefix(huge, f.submitted[0]) || len(f.submitted[0]) < maxInput-64 {
+				t.Fatalf("sent %d messages; the first is not the paste's first %d bytes", len(f.submitted), maxInput)
+			}
+		})
+	}
+}
+
+// A message larger than the model's window is refused before it is
+// sent, the draft kept.
+func TestMessageOverTheWindowIsRefused(t *testing.T) {
+	for _, size := range sizes {
+		t.Run(sizeName(size), func(t *testing.T) {
+			f := newFake(answeredSession()...)
+			f.info.Window = 8000
+			m := newModel(t, f, "dark", size[0], size[1])
+			m.Update(tea.PasteMsg{Content: numberedLog(1000)}) // about 10k tokens
+			pressKeys(t, m, "enter")
+			if len(f.submitted) != 0 || m.running {
+				t.Fatalf("a message over the window was sent: %d", len(f.submitted))
+			}
+			if !strings.Contains(m.notice, "more than the model's window of 8.0k") || m.input.Value() == "" {
+				t.Fatalf("notice %q, draft %.120q", m.notice, m.input.Value())
+			}
+		})
+	}
+}

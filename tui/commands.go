@@ -19,9 +19,9 @@ type command struct {
 	name string
 	args string // what follows the name, as help and usage write it
 	desc string
-	// choices, if set, are the values its argument may take: completion
-	// shows them once the typed name is more than the slash.
-	choices func() []string
+	// choices, if set, are the values its first argument may take, in the
+	// session as it is: Tab completes them and the hint lists them.
+	choices func(m *Model) []string
 	run     func(m *Model, c command, args []string) tea.Cmd
 }
 
@@ -42,10 +42,10 @@ var commands = []command{
 		run: func(m *Model, _ command, _ []string) tea.Cmd { return m.openSessions() }},
 	{name: "/timeline", desc: "the timeline: step through the versions",
 		run: func(m *Model, _ command, _ []string) tea.Cmd { return m.openTimeline() }},
-	{name: "/rollback", args: "N", desc: "restore version N", run: (*Model).rollback},
-	{name: "/theme", args: "NAME", desc: "switch the theme (saved)", choices: themes.Names, run: (*Model).setTheme},
+	{name: "/rollback", args: "N", desc: "restore version N", choices: (*Model).versionNumbers, run: (*Model).rollback},
+	{name: "/theme", args: "NAME", desc: "switch the theme (saved)", choices: func(*Model) []string { return themes.Names() }, run: (*Model).setTheme},
 	{name: "/model", args: "NAME", desc: "use another model", run: (*Model).setModel},
-	{name: "/export", args: "md|json [PATH]", desc: "write the session to a file", run: (*Model).export},
+	{name: "/export", args: "md|json [PATH]", desc: "write the session to a file", choices: func(*Model) []string { return []string{"md", "json"} }, run: (*Model).export},
 	{name: "/compact", desc: "summarise the older turns now",
 		run: func(m *Model, _ command, _ []string) tea.Cmd { return m.compact() }},
 	{name: "/help", desc: "this help",
@@ -63,53 +63,119 @@ func commandBindings() []key.Binding {
 	return out
 }
 
-// matching are the commands the typed text may be the start of, or
-// false when it is not a command name being typed.
-func matching(v string) ([]command, bool) {
-	if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, " \n") {
-		return nil, false
+// completion is what Tab does to a draft that starts with a slash: the
+// draft it makes (the same when nothing completes) and the hint that
+// lists what matches. It completes the command's name, then its first
+// argument from the command's choices.
+func completion(m *Model, draft string) (string, string) {
+	name, arg, hasArg := strings.Cut(draft, " ")
+	if strings.Contains(draft, "\n") || strings.Contains(arg, " ") {
+		return draft, ""
 	}
-	var match []command
+	if !hasArg {
+		var names []string
+		for _, c := range commands {
+			if strings.HasPrefix(c.name, name) {
+				names = append(names, c.name)
+			}
+		}
+		switch len(names) {
+		case 0:
+			return draft, "no such command; /help lists them"
+		case 1:
+			return names[0] + " ", commandHint(m, names[0], "")
+		}
+		return commonPrefix(names), strings.Join(names, "  ")
+	}
+	hint := commandHint(m, name, arg)
+	c, ok := commandNamed(name)
+	if !ok || c.choices == nil {
+		return draft, hint
+	}
+	var fits []string
+	for _, v := range c.choices(m) {
+		if strings.HasPrefix(v, arg) {
+			fits = append(fits, v)
+		}
+	}
+	switch len(fits) {
+	case 0:
+		return draft, hint
+	case 1:
+		return name + " " + fits[0], hint
+	}
+	return name + " " + commonPrefix(fits), hint
+}
+
+// commandHint is what the status line says while a command is typed:
+// its arguments and the choices left for the typed one.
+func commandHint(m *Model, name, arg string) string {
+	c, ok := commandNamed(name)
+	if !ok {
+		return "no such command; /help lists them"
+	}
+	hint := strings.TrimSpace(c.name + " " + c.args + " · " + c.desc)
+	if c.choices == nil {
+		return hint
+	}
+	var fits []string
+	for _, v := range c.choices(m) {
+		if strings.HasPrefix(v, arg) {
+			fits = append(fits, v)
+		}
+	}
+	switch {
+	case len(fits) == 0:
+		return hint + " · nothing matches " + arg
+	case len(fits) > 12:
+		return hint + " · " + strings.Join(fits[:6], ", ") + " … " + fits[len(fits)-1]
+	}
+	return hint + " · " + strings.Join(fits, ", ")
+}
+
+func commandNamed(name string) (command, bool) {
 	for _, c := range commands {
-		if strings.HasPrefix(c.name, v) {
-			match = append(match, c)
+		if c.name == name {
+			return c, true
 		}
 	}
-	return match, true
+	return command{}, false
 }
 
-// completeHint shows, while a command is typed, which ones match; Tab
-// completes when one does.
+// commonPrefix is the longest start all of vs share.
+func commonPrefix(vs []string) string {
+	p := vs[0]
+	for _, v := range vs[1:] {
+		for !strings.HasPrefix(v, p) {
+			p = p[:len(p)-1]
+		}
+	}
+	return p
+}
+
+// versionNumbers are the versions /rollback may restore, newest first.
+func (m *Model) versionNumbers() []string {
+	out := make([]string, 0, m.session.Versions+1)
+	for v := m.session.Versions; v >= 0; v-- {
+		out = append(out, strconv.Itoa(v))
+	}
+	return out
+}
+
+// completeHint shows, while a command is typed, what matches.
 func (m *Model) completeHint() {
-	v := m.input.Value()
-	match, typing := matching(v)
-	if !typing {
-		return
-	}
-	if len(match) == 0 {
-		m.notice = "no such command; /help lists them"
-		return
-	}
-	names := make([]string, len(match))
-	for i, c := range match {
-		names[i] = c.name
-	}
-	m.notice = strings.Join(names, "  ")
-	for _, c := range match {
-		if c.choices != nil && len(v) > 1 {
-			m.notice += "  (" + strings.Join(c.choices(), ", ") + ")"
-		}
+	if draft := m.input.Value(); strings.HasPrefix(draft, "/") {
+		_, m.notice = completion(m, draft)
 	}
 }
 
-// completeCommand completes the typed command if exactly one matches.
-func (m *Model) completeCommand() bool {
-	match, _ := matching(m.input.Value())
-	if len(match) != 1 {
-		return false
-	}
-	m.input.SetValue(match[0].name + " ")
-	return true
+// completeCommand is Tab on a draft that starts with a slash: it
+// completes what it can and never moves the focus, so a second Tab does
+// not jump to the tool log.
+func (m *Model) completeCommand() {
+	done, hint := completion(m, m.input.Value())
+	m.input.SetValue(done)
+	m.notice = hint
 }
 
 // command runs a slash command.
@@ -167,7 +233,7 @@ func (m *Model) compact() tea.Cmd {
 
 func (m *Model) setTheme(c command, args []string) tea.Cmd {
 	if len(args) != 1 {
-		m.notice = c.usage(strings.Join(c.choices(), ", "))
+		m.notice = c.usage(strings.Join(c.choices(m), ", "))
 		return nil
 	}
 	p, err := themes.Get(args[0])

@@ -132,11 +132,16 @@ func (m *Model) scrollHelp(n int) {
 
 // keyHint is the status line's short help for the current mode.
 func (m *Model) keyHint() string {
-	if m.confirm != nil {
-		return m.st.Status.Error.Render(m.confirm.question)
-	}
 	var hints []key.Binding
 	switch {
+	case m.confirm != nil:
+		// The question itself is on the lines above; these are its answers.
+		c := keymap.Confirm
+		hints = []key.Binding{hint("yes", c.Yes)}
+		if m.confirm.keep != nil {
+			hints = append(hints, hint("keep the files", c.Keep))
+		}
+		hints = append(hints, hint("no", c.No))
 	case m.approval != nil:
 		a := keymap.Approval
 		hints = []key.Binding{hint("approve", a.Approve), hint("always", a.Always), hint("deny", a.Deny), hint("cancel", a.Cancel)}

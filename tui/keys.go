@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"strings"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 )
@@ -79,7 +81,8 @@ func (m *Model) chatKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case key.Matches(k, c.NextPane):
-		if m.focus == focusInput && m.completeCommand() {
+		if m.focus == focusInput && strings.HasPrefix(m.input.Value(), "/") {
+			m.completeCommand()
 			return nil
 		}
 		return m.nextPane(1)
@@ -102,7 +105,8 @@ func (m *Model) chatKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, c.ScrollDown):
 		m.conv.Scroll(-page)
 		return nil
-	case key.Matches(k, c.Follow):
+	// End is the input's while nothing is scrolled: it moves the cursor.
+	case key.Matches(k, c.Follow) && (m.conv.offset > 0 || k.String() != "end"):
 		m.conv.Bottom()
 		return nil
 	// A printable help key (?) is typed once there is a message.
@@ -117,8 +121,19 @@ func (m *Model) chatKey(k tea.KeyPressMsg) tea.Cmd {
 		m.tools.Move(step, len(m.shown().Memory.ToolCalls))
 		return nil
 	}
-	if m.session.ReadOnly || m.focus != focusInput {
+	if m.session.ReadOnly {
 		return nil
+	}
+	if m.focus != focusInput {
+		if k.Text == "" {
+			return nil
+		}
+		// Typing is for the input: a letter typed in the tool log goes
+		// there, with the focus, instead of vanishing.
+		m.focus = focusInput
+		if !m.lay.wide {
+			m.tab = 0
+		}
 	}
 	before := m.input.Lines()
 	cmd := m.input.Update(k)

@@ -12,13 +12,15 @@ type layout struct {
 	phaseH, planH  int
 	toolsH, notesH int
 	inputH         int
+	noticeH        int // rows of a message too long for the status line
 }
 
 // compute lays out a width×height screen with an input inputH rows high
-// (0: none); extra rows (the timeline's banner) come off the panes.
-func computeLayout(width, height, inputH, extra int) layout {
-	l := layout{wide: width >= wideLayout, inputH: inputH}
-	l.mainH = max(height-1-l.inputH-extra, 3) // 1: the status line
+// (0: none) and noticeH rows of a long message; extra rows (the
+// timeline's banner) come off the panes.
+func computeLayout(width, height, inputH, noticeH, extra int) layout {
+	l := layout{wide: width >= wideLayout, inputH: inputH, noticeH: noticeH}
+	l.mainH = max(height-1-l.inputH-noticeH-extra, 3) // 1: the status line
 	if !l.wide {
 		l.convW = width
 		return l

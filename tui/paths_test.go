@@ -36,7 +36,15 @@ func typed(t *testing.T, m *Model, text string) {
 
 func screenOf(m *Model) string { return plain(m.View().Content) }
 
-func statusText(m *Model) string { return plain(m.statusLine()) }
+// statusText is what the status line says, with the lines above it that
+// a message too long for it takes, joined as one text.
+func statusText(m *Model) string {
+	var parts []string
+	for _, r := range m.noticeRows() {
+		parts = append(parts, strings.TrimRight(plain(r), " "))
+	}
+	return strings.Join(append(parts, plain(m.statusLine())), " ")
+}
 
 // failedSession is richSession ended in the error phase.
 func failedSession() []state.Event {

@@ -29,7 +29,7 @@ func (m *Model) relayout() {
 			extra = 3 // the banner: keys, the version's change, its files
 		}
 	}
-	m.lay = computeLayout(m.width, m.height, inputH, extra)
+	m.lay = computeLayout(m.width, m.height, inputH, len(m.noticeRows()), extra)
 }
 
 func (m *Model) handleState(msg StateMsg) tea.Cmd {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 )
 
 // View draws the whole screen.
@@ -25,11 +26,16 @@ func (m *Model) Render() string {
 	if m.timeline != nil && m.mode != modeTree {
 		lines = append(lines, m.timelineBanner()...)
 	}
+	notice := m.noticeRows()
+	if len(notice) != m.lay.noticeH {
+		m.relayout() // a message came or went: the panes give or take its rows
+	}
 	lines = append(lines, m.mainLines()...)
 	if m.lay.inputH > 0 {
 		lines = append(lines, m.input.Render(m.width, m.lay.inputH, m.focus == focusInput && m.mode == modeChat && m.approval == nil,
 			m.session.ReadOnly)...)
 	}
+	lines = append(lines, notice...)
 	lines = append(lines, m.statusLine())
 	return m.st.App.Render(strings.Join(block(lines, m.width, m.height), "\n"))
 }
@@ -137,14 +143,8 @@ func (m *Model) statusLine() string {
 		title = s.Title.Render(clip(inert(m.session.Title), 24))
 	}
 	right := m.keyHint()
-	switch {
-	case m.confirm != nil:
-		// The question (keyHint draws it) goes before any notice or error:
-		// the next key answers it, so it must be seen.
-	case m.errText != "":
-		right = s.Error.Render(clip(inert(m.errText), max(m.width/2, 10)))
-	case m.notice != "":
-		right = s.KeyDesc.Render(clip(inert(m.notice), max(m.width/2, 10)))
+	if text, style := m.message(); text != "" && m.messageFits(text) {
+		right = style.Render(text)
 	}
 	for _, drop := range []int{0, 1, 2} {
 		parts := []string{s.Session.Render(inert(short(m.session.ID)))}
@@ -232,4 +232,48 @@ func short(id string) string {
 		return id[:8]
 	}
 	return id
+}
+
+// maxNoticeRows bounds the lines a long message takes from the panes.
+const maxNoticeRows = 4
+
+// message is what the status line has to say besides the keys: a
+// question waiting for its answer first (the next key answers it, so it
+// must be seen), then an error, then a notice. Messages carry text from
+// the driver, the model and the server: they are made inert here, where
+// every one of them is drawn.
+func (m *Model) message() (string, lipgloss.Style) {
+	s := m.st.Status
+	switch {
+	case m.confirm != nil:
+		return clip(inert(m.confirm.question), m.width*maxNoticeRows), s.Error
+	case m.errText != "":
+		return clip(inert(m.errText), m.width*maxNoticeRows), s.Error
+	}
+	return clip(inert(m.notice), m.width*maxNoticeRows), s.KeyDesc
+}
+
+// messageFits says whether a message fits the status line's right half;
+// one that does not gets lines of its own above it.
+func (m *Model) messageFits(text string) bool {
+	return visibleWidth(text) <= max(m.width/2, 10)
+}
+
+// noticeRows are the lines a message too long for the status line
+// takes above it, wrapped, so that no notice is cut: at most
+// maxNoticeRows, the last one ending in … when even they are too few.
+func (m *Model) noticeRows() []string {
+	text, style := m.message()
+	if text == "" || m.messageFits(text) || m.width <= 0 {
+		return nil
+	}
+	rows := wrap(text, m.width)
+	if len(rows) > maxNoticeRows {
+		rows = rows[:maxNoticeRows]
+		rows[maxNoticeRows-1] = cut(rows[maxNoticeRows-1]+" …", m.width)
+	}
+	for i, r := range rows {
+		rows[i] = style.Render(fit(r, m.width))
+	}
+	return rows
 }

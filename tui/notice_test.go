@@ -1,0 +1,73 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// A message too long for the status line is not cut: it takes lines of
+// its own above it, wrapped, and gives them back when it goes.
+func TestLongNoticesWrapAboveTheStatusLine(t *testing.T) {
+	for _, size := range append(sizes, [2]int{160, 50}) {
+		t.Run(sizeName(size), func(t *testing.T) {
+			f := newFake(answeredSession()...)
+			m := newModel(t, f, "dark", size[0], size[1])
+			before := m.lay.mainH
+			m.Update(restoredMsg{version: 2, session: f.info, head: f.head,
+				files: Restored{Files: 3, Left: []string{"cmd/server/main.go", "internal/store/bolt.go", "README.md", "go.sum"}}})
+			want := "restored v2 and 3 files; left as they were: cmd/server/main.go, internal/store/bolt.go, README.md and 1 more: " +
+				"the next message starts a new branch; the old one stays in the timeline"
+			if m.notice != want {
+				t.Fatalf("notice %q", m.notice)
+			}
+			out := m.Render()
+			checkScreen(t, out, size[0], size[1])
+			if got := statusText(m); !strings.Contains(got, want) {
+				t.Fatalf("the notice is not shown whole:\n%s", plain(out))
+			}
+			if rows := len(m.noticeRows()); rows == 0 || m.lay.mainH != before-rows {
+				t.Fatalf("%d notice rows; the panes went from %d to %d rows", rows, before, m.lay.mainH)
+			}
+			pressKeys(t, m, "esc") // clears the notice
+			checkScreen(t, m.Render(), size[0], size[1])
+			if len(m.noticeRows()) != 0 || m.lay.mainH != before {
+				t.Fatalf("the notice's rows stay after it went: %d rows, panes %d (were %d)", len(m.noticeRows()), m.lay.mainH, before)
+			}
+		})
+	}
+}
+
+// A message longer than the rows it may take ends in … on the last of
+// them; a paste's notice and a question are shown whole.
+func TestNoticeRowsAreBounded(t *testing.T) {
+	for _, size := range sizes {
+		t.Run(sizeName(size), func(t *testing.T) {
+			m := newModel(t, newFake(answeredSession()...), "dark", size[0], size[1])
+			m.Update(TaskDoneMsg{Err: errTest(strings.Repeat("the server said something long ", 60))})
+			rows := m.noticeRows()
+			if len(rows) != maxNoticeRows || !strings.HasSuffix(strings.TrimRight(plain(rows[len(rows)-1]), " "), "…") {
+				t.Fatalf("a very long error takes %d rows, the last %q", len(rows), plain(rows[len(rows)-1]))
+			}
+			checkScreen(t, m.Render(), size[0], size[1])
+			m.errText = ""
+			m.Update(tea.PasteMsg{Content: numberedLog(40213)})
+			if got := statusText(m); !strings.Contains(got, m.notice) {
+				t.Fatalf("the paste's notice is cut: %q", got)
+			}
+			m.Update(filesChangedMsg{version: 1, paths: []string{"a.go", "b.go", "c.go", "d.go"}})
+			if got := statusText(m); !strings.Contains(got, m.confirm.question) {
+				t.Fatalf("the question is cut: %q", got)
+			}
+			if got := plain(m.statusLine()); !strings.Contains(got, "y yes k keep the files") {
+				t.Fatalf("the status line does not list the question's answers: %q", got)
+			}
+			checkScreen(t, m.Render(), size[0], size[1])
+		})
+	}
+}
+
+type errTest string
+
+func (e errTest) Error() string { return string(e) }

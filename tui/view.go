@@ -33,7 +33,7 @@ func (m *Model) Render() string {
 	lines = append(lines, m.input.Render(m.width, m.lay.inputH, m.focus == focusInput && m.mode == modeChat && m.approval == nil,
 		m.session.ReadOnly, title)...)
 	lines = append(lines, m.statusLine())
-	return m.st.App.Render(strings.Join(block(lines, m.width, m.height), "\n"))
+	return paint(strings.Join(block(lines, m.width, m.height), "\n"), m.st.App)
 }
 
 // mainLines is the area above the input: the panes, or what a mode puts

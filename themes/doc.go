@@ -20,7 +20,7 @@
 // # Design rules
 //
 //   - A background colour is set only where it carries meaning: the dialog
-//     box, badges and selected rows. The App style sets a background only if
+//     box and its buttons, badges and selected rows. The App style sets a background only if
 //     the palette has one (dark and light leave it nil, the terminal's own).
 //   - Badges (phase, demo, read-only, the timeline banner) are reverse video
 //     of the role colour, so they read as dark text on the colour on a dark

@@ -302,3 +302,46 @@ func sameColor(a, b color.Color) bool {
 	r2, g2, b2, a2 := b.RGBA()
 	return r1 == r2 && g1 == g2 && b1 == b2 && a1 == a2
 }
+
+// The approval pane's text sits on the pane's background edge to edge: a
+// background behind the text alone (the dialog's Surface, once) shows as
+// blocks as long as each line, with the pane's own around them. Only the
+// buttons, which are chips, have a colour of their own.
+func TestApprovalRowsHaveOneBackground(t *testing.T) {
+	for _, name := range themes.Names() {
+		for _, size := range themeSizes {
+			t.Run(fmt.Sprintf("%s_%dx%d", name, size[0], size[1]), func(t *testing.T) {
+				m := newModel(t, newFake(richSession()...), name, size[0], size[1])
+				m.Update(ApprovalMsg{Tool: "run_command", Command: "go test ./...", Summary: "run go test", Path: "greet.go",
+					Diff: "--- a/greet.go\n+++ b/greet.go\n@@ -1,2 +1,2 @@\n package main\n-func greet() {}\n+func greet() string { return \"hi\" }\n"})
+				frame := m.View().Content
+				ls := lines(frame)
+				top := -1
+				for y, l := range ls {
+					if strings.Contains(plain(l), "Approval") {
+						top = y
+						break
+					}
+				}
+				if top < 0 {
+					t.Fatalf("no approval pane:\n%s", plain(frame))
+				}
+				for y := top + 1; y < len(ls); y++ {
+					cells := sgrCells(ls[y])
+					if cells[0].text != "│" {
+						break // the pane's bottom border
+					}
+					if strings.Contains(plain(ls[y]), "approve ") {
+						continue // the buttons
+					}
+					_, want := cells[1].shown()
+					for x := 1; x < len(cells) && cells[x].text != "│"; x++ {
+						if _, bg := cells[x].shown(); !sameColor(bg, want) {
+							t.Fatalf("row %d col %d: background %v, the row starts on %v:\n%s", y+1, x+1, bg, want, markCell(frame, y, x))
+						}
+					}
+				}
+			})
+		}
+	}
+}

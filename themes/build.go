@@ -207,18 +207,21 @@ func (p Palette) dialogStyles() DialogStyles {
 	if hasColor(p.Surface) {
 		box = box.BorderBackground(p.Surface)
 	}
+	// The text styles have no background: Surface behind the text alone
+	// would show as a block as long as each line, with the pane's own
+	// background around it.
 	return DialogStyles{
 		Box:          box,
-		Title:        on(fg(p.Primary).Bold(true)),
-		Body:         on(fg(p.Text)),
-		Muted:        on(fg(p.Muted)),
+		Title:        fg(p.Primary).Bold(true),
+		Body:         fg(p.Text),
+		Muted:        fg(p.Muted),
 		Button:       on(fg(p.Muted)).Padding(0, 1),
 		ButtonActive: on(fg(p.Primary)).Bold(true).Reverse(true).Padding(0, 1),
-		DiffAdd:      on(fg(p.DiffAdd)),
-		DiffDel:      on(fg(p.DiffDel)),
-		DiffHunk:     on(fg(p.Info)).Bold(true),
-		DiffContext:  on(fg(p.Muted)),
-		Warning:      on(fg(p.Warning)).Bold(true),
+		DiffAdd:      fg(p.DiffAdd),
+		DiffDel:      fg(p.DiffDel),
+		DiffHunk:     fg(p.Info).Bold(true),
+		DiffContext:  fg(p.Muted),
+		Warning:      fg(p.Warning).Bold(true),
 	}
 }
 

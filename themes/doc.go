@@ -20,7 +20,7 @@
 // # Design rules
 //
 //   - A background colour is set only where it carries meaning: the dialog
-//     box, badges and selected rows. The App style sets a background only if
+//     box and its buttons, badges and selected rows. The App style sets a background only if
 //     the palette has one (dark and light leave it nil, the terminal's own).
 //   - Badges (phase, demo, read-only, the timeline banner) are reverse video
 //     of the role colour, so they read as dark text on the colour on a dark
@@ -35,10 +35,11 @@
 //     the frame is written (Bubble Tea does this). Tests can therefore
 //     compare rendered strings directly.
 //   - A style's escape codes end with a reset, so a background set by an
-//     outer style does not show through inner styled segments. That is why
-//     every Dialog style carries the Surface background itself, and why a
-//     palette's Background is best applied to the whole terminal (Bubble
-//     Tea's View.BackgroundColor) rather than through App alone.
+//     outer style does not show through inner styled segments. App alone
+//     therefore paints a line only up to its first styled segment. The
+//     TUI carries App's colours over the whole frame instead, setting them
+//     again after every reset, so the other styles need not repeat the
+//     Background, and a palette without one gets none.
 //   - Selected rows (Tools.Selected, Sessions.Selected,
 //     Timeline.NodeSelected) use the Surface background; in a palette
 //     without colour they use reverse video instead. Render the row's plain

@@ -92,9 +92,11 @@ type StatusStyles struct {
 }
 
 // DialogStyles style modal dialogs (approval prompt, restore/fork). Box is
-// a rounded border in Primary with padding 0 1 on the Surface background;
-// every other dialog style carries that background too, so styled text
-// inside the box leaves no holes.
+// a rounded border in Primary with padding 0 1 on the Surface background.
+// The text styles carry no background: dialogs are drawn as panes, on the
+// screen's background edge to edge, and Surface behind each span of text
+// alone would show as ragged blocks. Button is a chip on Surface;
+// ButtonActive is reverse video of Primary.
 type DialogStyles struct {
 	Box, Title, Body, Muted                 lipgloss.Style
 	Button, ButtonActive                    lipgloss.Style

@@ -37,7 +37,7 @@ func (m *Model) Render() string {
 	}
 	lines = append(lines, notice...)
 	lines = append(lines, m.statusLine())
-	return m.st.App.Render(strings.Join(block(lines, m.width, m.height), "\n"))
+	return paint(strings.Join(block(lines, m.width, m.height), "\n"), m.st.App)
 }
 
 // mainLines is the area above the input: the panes, or what a mode puts

@@ -558,7 +558,8 @@ func (t *timeline) treeLines(st *themes.Styles, width, height int) []string {
 		if b.Opening != "" {
 			opening = "“" + clip(inert(b.Opening), width-7) + "”"
 		}
-		out = append(out, style.Render(mark+cut(line, width-2)), style.Render("    "+opening))
+		// Whole rows, so the selection is a bar across the pane.
+		out = append(out, style.Render(fit(mark+cut(line, width-2), width)), style.Render(fit("    "+opening, width)))
 	}
 	if len(out) > height {
 		sel := 2 + 2*t.treeSel // the selected branch's first line

@@ -470,3 +470,22 @@ func TestApprovalSaysHowCommandsRun(t *testing.T) {
 		}
 	}
 }
+
+// The selected branch is a bar across the pane, not a highlight behind
+// its text only.
+func TestSelectedBranchIsAWholeRow(t *testing.T) {
+	f := newFake(richSession()...)
+	f.tree.Branches = append(f.tree.Branches, Branch{ID: 2, Fork: 4, First: 16, Tip: 17, Versions: 2, Opening: "other"})
+	m := newModel(t, f, "catppuccin", 120, 40)
+	tl := &timeline{tree: f.tree}
+	for _, l := range tl.treeLines(&m.st, 60, 20)[2:4] {
+		body, ok := strings.CutPrefix(l, "\x1b[")
+		if ok {
+			_, body, ok = strings.Cut(body, "m")
+		}
+		body, closed := strings.CutSuffix(body, "\x1b[m")
+		if !ok || !closed || strings.Contains(body, "\x1b") || ansi.StringWidth(body) != 60 {
+			t.Fatalf("the selected row is not one style across the pane: %q", l)
+		}
+	}
+}

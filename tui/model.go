@@ -73,6 +73,7 @@ type Model struct {
 	notice   string
 	errText  string // the last failure to show in the status line
 	quitting bool
+	mouseOff bool // the terminal, not retrace, has the mouse
 	gauge    gauge
 
 	helpOffset int  // the first line of the help screen shown

@@ -13,6 +13,9 @@ func (m *Model) View() tea.View {
 	v := tea.NewView(m.Render())
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
+	if m.mouseOff {
+		v.MouseMode = tea.MouseModeNone
+	}
 	v.WindowTitle = "retrace " + inert(short(m.session.ID))
 	return v
 }

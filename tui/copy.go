@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -42,8 +41,8 @@ func (m *Model) copyText(c command, args []string) tea.Cmd {
 		m.notice = "nothing to copy: " + what + " is empty"
 		return nil
 	}
-	m.notice = fmt.Sprintf("copied %s (%s, %s lines) to the clipboard; a terminal that ignores OSC 52 copies nothing: "+
-		"/mouse off, then select it with the mouse", what, approxSize(len(text)), grouped(strings.Count(text, "\n")+1))
+	m.notice = fmt.Sprintf("copied %s (%s, %s) to the clipboard; a terminal that ignores OSC 52 copies nothing: "+
+		"/mouse off, then select it with the mouse", what, approxSize(len(text)), lineCount(text))
 	return tea.SetClipboard(text)
 }
 

@@ -139,3 +139,23 @@ func TestMessageOverTheWindowIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// Terminals paste line breaks as carriage returns: the message keeps
+// them as line breaks, and the marker counts them.
+func TestPastedCarriageReturnsAreLineBreaks(t *testing.T) {
+	f := newFake()
+	m := newModel(t, f, "dark", 80, 24)
+	log := numberedLog(100)
+	m.Update(tea.PasteMsg{Content: strings.ReplaceAll(log, "\n", "\r")})
+	if got := m.input.Value(); !strings.HasSuffix(got, ", 100 lines]") {
+		t.Fatalf("the marker of a pasted log with CR line breaks: %q", got)
+	}
+	pressKeys(t, m, "enter")
+	if len(f.submitted) != 1 || f.submitted[0] != strings.TrimSpace(log) {
+		t.Fatalf("the message sent does not keep the paste's line breaks")
+	}
+	m.Update(tea.PasteMsg{Content: strings.Repeat("x", 3000)})
+	if got := m.input.Value(); got != "[pasted 2.9 KiB, 1 line]" {
+		t.Fatalf("the marker of one long line: %q", got)
+	}
+}

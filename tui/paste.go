@@ -27,7 +27,7 @@ type pastes struct {
 // input. cutFrom is the size of the paste before the cap cut it, or 0.
 func (p *pastes) fold(text string, cutFrom int) string {
 	n := len(p.markers) + 1
-	what := approxSize(len(text)) + ", " + grouped(strings.Count(strings.TrimSuffix(text, "\n"), "\n")+1) + " lines"
+	what := approxSize(len(text)) + ", " + lineCount(text)
 	if cutFrom > 0 {
 		what = fmt.Sprintf("the first %s of %s, %s", approxSize(len(text)), approxSize(cutFrom), what[strings.Index(what, ", ")+2:])
 	}
@@ -81,6 +81,15 @@ func approxSize(n int) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// lineCount is "1 line", "40,213 lines": how many lines text holds.
+func lineCount(text string) string {
+	n := strings.Count(strings.TrimSuffix(text, "\n"), "\n") + 1
+	if n == 1 {
+		return "1 line"
+	}
+	return grouped(n) + " lines"
 }
 
 // grouped writes n with thousands separated: 40,213.

@@ -116,7 +116,9 @@ func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 	if m.mode != modeChat || m.approval != nil || m.session.ReadOnly {
 		return nil
 	}
-	text, cutFrom := msg.Content, 0
+	// Terminals paste line breaks as carriage returns (tmux and most
+	// others turn LF into CR); the message keeps them as line breaks.
+	text, cutFrom := strings.ReplaceAll(strings.ReplaceAll(msg.Content, "\r\n", "\n"), "\r", "\n"), 0
 	if room := maxInput - len(m.input.Message()); len(text) > room {
 		cutFrom, text = len(text), capPaste(text, room)
 		m.notice = fmt.Sprintf("the paste is %s and a message holds at most %s: only its first %s is in the message",

@@ -368,8 +368,8 @@ func matrixPaths() []matrixPath {
 		// The timeline: the change line under the banner says what each
 		// kind of event changed.
 		{"timeline: you said", timelineAt(1, func(x *texts, h string) { x.user = h }), timelineChange, 0},
-		{"timeline: calling tools", timelineAt(3, func(x *texts, h string) { x.callName = h }), timelineChange, 0},
-		{"timeline: call id", timelineAt(4, func(x *texts, h string) { x.callID = h }), timelineChange, 0},
+		{"timeline: calling tools", timelineAt(3, func(x *texts, h string) { x.callName = h }), timelineChange, 40},
+		{"timeline: the call asked about, by its arguments", timelineAt(4, func(x *texts, h string) { x.callArgs = jsonArgs(h) }), timelineChange, 0},
 		{"timeline: tool error", timelineAt(7, func(x *texts, h string) { x.toolErr = h }), timelineChange, 0},
 		{"timeline: note key", timelineAt(8, func(x *texts, h string) { x.noteKey = h }), timelineChange, 0},
 		{"timeline: note value", timelineAt(8, func(x *texts, h string) { x.noteValue = h }), timelineChange, 0},

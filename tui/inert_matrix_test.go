@@ -268,11 +268,13 @@ func failing(do func(m *Model)) func(*testing.T, string) *Model {
 func matrixPaths() []matrixPath {
 	return []matrixPath{
 		// The conversation.
-		{"conversation: system prompt", inSession(func(x *texts, h string) { x.system = h }), conversationPane, 100},
+		// The system prompt is not drawn (show and the export have it).
+		{"conversation: system prompt", inSession(func(x *texts, h string) { x.system = h }), conversationPane, -1},
 		{"conversation: user message", inSession(func(x *texts, h string) { x.user = h }), conversationPane, 0},
 		{"conversation: assistant reply", inSession(func(x *texts, h string) { x.reply = h }), conversationPane, 0},
-		{"conversation: tool call name", inSession(func(x *texts, h string) { x.callName = h }), conversationPane, 0},
+		{"conversation: tool call name", inSession(func(x *texts, h string) { x.callName = h }), conversationPane, 40},
 		{"conversation: tool call arguments", inSession(func(x *texts, h string) { x.callArgs = h }), conversationPane, 100},
+		{"conversation: tool call summary, from arguments in JSON", inSession(func(x *texts, h string) { x.callArgs = jsonArgs(h) }), conversationPane, 0},
 		{"conversation: tool result", inSession(func(x *texts, h string) { x.result = h }), conversationPane, 0},
 		{"conversation: tool error", inSession(func(x *texts, h string) { x.toolErr = h }), conversationPane, 0},
 		{"conversation: task error", inSession(func(x *texts, h string) { x.failed = h }), conversationPane, 0},

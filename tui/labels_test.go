@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -151,5 +152,26 @@ func TestLabelGoldens(t *testing.T) {
 			}
 			golden.RequireEqual(t, []byte(strings.Join(banners, "\n")+"\n"))
 		})
+	}
+}
+
+// A result is drawn from the tool log: the same message under another
+// log entry (another branch's run of the same command) is drawn again,
+// not taken from the cache.
+func TestConversationRedrawsAResultWhenItsCallChanges(t *testing.T) {
+	m := newModel(t, newFake(labelSession()...), "dark", 120, 40)
+	before := plain(strings.Join(m.conv.Render(110, 200), "\n"))
+	if !strings.Contains(before, "ran go test ./... (exit 1, 2.1 s)") {
+		t.Fatalf("before:\n%s", before)
+	}
+	log := slices.Clone(m.head.Memory.ToolCalls)
+	for i := range log {
+		if log[i].ID == "call_2_0" {
+			log[i].DurationMS = 3000
+		}
+	}
+	m.conv.SetCalls(log)
+	if after := plain(strings.Join(m.conv.Render(110, 200), "\n")); !strings.Contains(after, "ran go test ./... (exit 1, 3.0 s)") {
+		t.Fatalf("the result still shows the old log's call:\n%s", after)
 	}
 }

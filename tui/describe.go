@@ -46,6 +46,8 @@ func describe(v Version, s state.State) string {
 		what = "the model went back to planning" + asked(calls) + saying(said)
 	case state.Answered:
 		what = "the model answered: " + lastContent(ev.Messages, state.RoleAssistant)
+	case state.ToolStarted, state.ToolFinished, state.ApprovalRequested, state.ApprovalGiven, state.ApprovalDenied:
+		what = describeCall(ev, s)
 	default:
 		what = describeOther(ev, s)
 	}
@@ -67,8 +69,8 @@ func headOf(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// describeOther labels the events that are not the model's replies.
-func describeOther(ev state.Event, s state.State) string {
+// describeCall labels the events of a tool call's life.
+func describeCall(ev state.Event, s state.State) string {
 	switch ev.Kind {
 	case state.ToolStarted:
 		return "started: " + callSummary(ev, s)
@@ -85,12 +87,18 @@ func describeOther(ev state.Event, s state.State) string {
 			what += ", and every " + c.Name + " call for the rest of the session"
 		}
 		return what
-	case state.ApprovalDenied:
-		what := "you denied: " + callSummary(ev, s)
-		if ev.Text != "" {
-			what += ": " + ev.Text
-		}
-		return what
+	}
+	what := "you denied: " + callSummary(ev, s)
+	if ev.Text != "" {
+		what += ": " + ev.Text
+	}
+	return what
+}
+
+// describeOther labels the events that are neither the model's replies
+// nor a tool call's.
+func describeOther(ev state.Event, s state.State) string {
+	switch ev.Kind {
 	case state.NoteSet:
 		if ev.NoteValue == "" {
 			return "the model forgot the note " + ev.NoteKey

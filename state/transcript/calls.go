@@ -156,98 +156,128 @@ func readCall(name, arguments string) phrase {
 
 // known reads the arguments of retrace's own tools (agent/tools/defs.go).
 func known(name string, a args) (phrase, bool) {
-	switch name {
-	case "read_file":
-		path, ok := a.str("path")
-		if !ok {
-			return phrase{}, false
-		}
-		p := phrase{verb: "read", past: "read", object: clean(path, maxObject)}
-		start, hasStart := a.num("start_line")
-		end, hasEnd := a.num("end_line")
-		switch {
-		case hasStart && hasEnd && start == end:
-			p.object += ", line " + start
-		case hasEnd:
-			if !hasStart {
-				start = "1"
-			}
-			p.object += ", lines " + start + "–" + end
-		case hasStart:
-			p.object += " from line " + start
-		}
-		return p, true
-	case "list_files":
-		pattern, _ := a.str("pattern")
-		dir, _ := a.str("path")
-		p := phrase{verb: "list", past: "listed", object: "all files"}
-		if pattern != "" && pattern != "**" {
-			p.object = "files matching " + clean(pattern, maxObject)
-		}
-		if dir != "" && dir != "." {
-			p.object += " in " + clean(dir, maxObject)
-		}
-		return p, true
-	case "search_text":
-		pattern, ok := a.str("pattern")
-		if !ok {
-			return phrase{}, false
-		}
-		p := phrase{verb: "search", past: "searched", object: `for "` + clean(pattern, maxObject) + `"`}
-		if dir, _ := a.str("path"); dir != "" && dir != "." {
-			p.object += " in " + clean(dir, maxObject)
-		}
-		if glob, _ := a.str("glob"); glob != "" {
-			p.object += ", files matching " + clean(glob, maxObject)
-		}
-		return p, true
-	case "write_file":
-		path, ok := a.str("path")
-		content, ok2 := a.str("content")
-		if !ok || !ok2 {
-			return phrase{}, false
-		}
-		size := "empty"
-		if n := countLines(content); n > 0 {
-			size = plural(n, "line")
-		}
-		return phrase{verb: "write", past: "wrote", object: clean(path, maxObject), notes: []string{size}}, true
-	case "edit_file":
-		path, ok := a.str("path")
-		old, ok2 := a.str("old_text")
-		repl, ok3 := a.str("new_text")
-		if !ok || !ok2 || !ok3 {
-			return phrase{}, false
-		}
-		change := fmt.Sprintf("+%d −%d", countLines(repl), countLines(old))
-		return phrase{verb: "edit", past: "edited", object: clean(path, maxObject), notes: []string{change}}, true
-	case "run_command":
-		command, ok := a.str("command")
-		if !ok || strings.TrimSpace(command) == "" {
-			return phrase{}, false
-		}
-		return phrase{verb: "run", past: "ran", object: clean(command, maxObject)}, true
-	case "note":
-		key, ok := a.str("key")
-		if !ok {
-			return phrase{}, false
-		}
-		if value, _ := a.str("value"); value != "" {
-			return phrase{verb: "note", past: "noted", object: clean(key, maxName) + ": " + clean(value, maxObject)}, true
-		}
-		return phrase{verb: "forget", past: "forgot", object: "the note " + clean(key, maxName)}, true
-	case "set_plan":
-		var steps []json.RawMessage
-		if raw, ok := a.get("steps"); !ok || json.Unmarshal(raw, &steps) != nil {
-			return phrase{}, false
-		}
-		object := "the plan: " + plural(len(steps), "step")
-		if done, ok := a.num("done"); ok && done != "0" && !strings.HasPrefix(done, "-") {
-			object += ", " + done + " done"
-		}
-		return phrase{verb: "set", past: "set", object: object}, true
+	if read := readers[name]; read != nil {
+		return read(a)
 	}
 	return phrase{}, false
+}
+
+// readers read each tool's arguments; false when they do not fit the
+// tool's declaration.
+var readers = map[string]func(args) (phrase, bool){
+	"read_file":   readFile,
+	"list_files":  listFiles,
+	"search_text": searchText,
+	"write_file":  writeFile,
+	"edit_file":   editFile,
+	"run_command": runCommand,
+	"note":        note,
+	"set_plan":    setPlan,
+}
+
+func readFile(a args) (phrase, bool) {
+	path, ok := a.str("path")
+	if !ok {
+		return phrase{}, false
+	}
+	p := phrase{verb: "read", past: "read", object: clean(path, maxObject)}
+	start, hasStart := a.num("start_line")
+	end, hasEnd := a.num("end_line")
+	switch {
+	case hasStart && hasEnd && start == end:
+		p.object += ", line " + start
+	case hasEnd:
+		if !hasStart {
+			start = "1"
+		}
+		p.object += ", lines " + start + "–" + end
+	case hasStart:
+		p.object += " from line " + start
+	}
+	return p, true
+}
+
+func listFiles(a args) (phrase, bool) {
+	pattern, _ := a.str("pattern")
+	dir, _ := a.str("path")
+	p := phrase{verb: "list", past: "listed", object: "all files"}
+	if pattern != "" && pattern != "**" {
+		p.object = "files matching " + clean(pattern, maxObject)
+	}
+	if dir != "" && dir != "." {
+		p.object += " in " + clean(dir, maxObject)
+	}
+	return p, true
+}
+
+func searchText(a args) (phrase, bool) {
+	pattern, ok := a.str("pattern")
+	if !ok {
+		return phrase{}, false
+	}
+	p := phrase{verb: "search", past: "searched", object: `for "` + clean(pattern, maxObject) + `"`}
+	if dir, _ := a.str("path"); dir != "" && dir != "." {
+		p.object += " in " + clean(dir, maxObject)
+	}
+	if glob, _ := a.str("glob"); glob != "" {
+		p.object += ", files matching " + clean(glob, maxObject)
+	}
+	return p, true
+}
+
+func writeFile(a args) (phrase, bool) {
+	path, ok := a.str("path")
+	content, ok2 := a.str("content")
+	if !ok || !ok2 {
+		return phrase{}, false
+	}
+	size := "empty"
+	if n := countLines(content); n > 0 {
+		size = plural(n, "line")
+	}
+	return phrase{verb: "write", past: "wrote", object: clean(path, maxObject), notes: []string{size}}, true
+}
+
+func editFile(a args) (phrase, bool) {
+	path, ok := a.str("path")
+	old, ok2 := a.str("old_text")
+	repl, ok3 := a.str("new_text")
+	if !ok || !ok2 || !ok3 {
+		return phrase{}, false
+	}
+	change := fmt.Sprintf("+%d −%d", countLines(repl), countLines(old))
+	return phrase{verb: "edit", past: "edited", object: clean(path, maxObject), notes: []string{change}}, true
+}
+
+func runCommand(a args) (phrase, bool) {
+	command, ok := a.str("command")
+	if !ok || strings.TrimSpace(command) == "" {
+		return phrase{}, false
+	}
+	return phrase{verb: "run", past: "ran", object: clean(command, maxObject)}, true
+}
+
+func note(a args) (phrase, bool) {
+	key, ok := a.str("key")
+	if !ok {
+		return phrase{}, false
+	}
+	if value, _ := a.str("value"); value != "" {
+		return phrase{verb: "note", past: "noted", object: clean(key, maxName) + ": " + clean(value, maxObject)}, true
+	}
+	return phrase{verb: "forget", past: "forgot", object: "the note " + clean(key, maxName)}, true
+}
+
+func setPlan(a args) (phrase, bool) {
+	var steps []json.RawMessage
+	if raw, ok := a.get("steps"); !ok || json.Unmarshal(raw, &steps) != nil {
+		return phrase{}, false
+	}
+	object := "the plan: " + plural(len(steps), "step")
+	if done, ok := a.num("done"); ok && done != "0" && !strings.HasPrefix(done, "-") {
+		object += ", " + done + " done"
+	}
+	return phrase{verb: "set", past: "set", object: object}, true
 }
 
 // args are a JSON object's members in the order the model wrote them.

@@ -96,4 +96,3 @@ func (a args) firstString() (string, bool) {
 	}
 	return "", false
 }
-

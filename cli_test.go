@@ -396,13 +396,13 @@ func TestRecoverCommand(t *testing.T) {
 func TestShowNamesToolsApprovedForTheSession(t *testing.T) {
 	s := state.New("s1")
 	var out bytes.Buffer
-	renderState(&out, storage.SessionInfo{ID: "s1"}, s, nil)
+	renderState(&out, storage.SessionInfo{ID: "s1"}, s, nil, showOptions{})
 	if strings.Contains(out.String(), "without asking") {
 		t.Fatalf("nothing approved, yet:\n%s", out.String())
 	}
 	s.Memory.AllowedTools = []string{"run_command", "write_file"}
 	out.Reset()
-	renderState(&out, storage.SessionInfo{ID: "s1"}, s, nil)
+	renderState(&out, storage.SessionInfo{ID: "s1"}, s, nil, showOptions{})
 	if !strings.Contains(out.String(), "runs without asking (approved for the session): run_command, write_file") {
 		t.Fatalf("show:\n%s", out.String())
 	}

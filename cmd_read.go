@@ -52,6 +52,7 @@ func showCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		return nil
 	})
 	asJSON := fs.Bool("json", false, "print the state as JSON")
+	system := fs.Bool("system", false, "print the system prompt the conversation opens with")
 	return func(ctx context.Context, c *cli, args []string) error {
 		st, info, err := c.openSession(ctx, args[0])
 		if err != nil {
@@ -74,7 +75,7 @@ func showCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		if err != nil {
 			return err
 		}
-		renderState(c.stdout, info, s, files)
+		renderState(c.stdout, info, s, files, showOptions{System: *system})
 		return nil
 	}
 }

@@ -80,6 +80,8 @@ func TestInterfaceInTmux(t *testing.T) {
 			}
 			term.waitFor(t, "what is in 10:00:00 INFO request 0 served")
 			term.send(t, "Escape")
+			// A key sent right after Esc would read as Alt and that key.
+			term.waitFor(t, "^S sessions")
 			term.send(t, "C-c")
 			term.waitFor(t, "EXIT=0")
 		})

@@ -189,7 +189,7 @@ func TestInertMatrixReadCommands(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			db, id := hostileStore(t, c)
 
-			head := retrace(t, "show", id, "--db", db).ok(t).stdout
+			head := retrace(t, "show", id, "--system", "--db", db).ok(t).stdout
 			header := head[:strings.Index(head, "\n\n")]
 			tools, conv := sectionOf(head, "tool calls"), sectionOf(head, "conversation")
 			checkText(t, "show", head, c, []shown{
@@ -197,7 +197,9 @@ func TestInertMatrixReadCommands(t *testing.T) {
 				{sectionOf(head, "goal"), "user2:", 0},
 				{sectionOf(head, "notes"), "notekey:", 0}, {sectionOf(head, "notes"), "notevalue:", 0},
 				{lineWith(head, "runs without asking"), "callname:", 0},
-				{tools, "callname:", 0}, {tools, "args:", 60}, {tools, "toolerr:", 60},
+				// A call as what it did: a name is cut at 40 characters;
+				// the arguments are in full in the conversation.
+				{tools, "callname:", 40}, {tools, "toolerr:", 60},
 				{sectionOf(head, "summary of earlier turns"), "summary:", 0},
 				{conv, "system:", 0}, {conv, "user:", 0}, {conv, "reply:", 0}, {conv, "callname:", 0}, {conv, "args:", 0},
 				{conv, "callid:", 0}, {conv, "result:", 0}, {conv, "toolerr:", 0}, {conv, "final:", 0}, {conv, "user2:", 0},

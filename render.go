@@ -28,7 +28,12 @@ func renderSessions(w io.Writer, list []storage.SessionInfo) error {
 	return tw.Flush()
 }
 
-func renderState(w io.Writer, info storage.SessionInfo, s state.State, files []rewind.FileDiff) {
+// showOptions are show's choices of what to print.
+type showOptions struct {
+	System bool // the system prompt, in full
+}
+
+func renderState(w io.Writer, info storage.SessionInfo, s state.State, files []rewind.FileDiff, opts showOptions) {
 	fmt.Fprintf(w, "session   %s  %q\n", info.ID, transcript.Inert(info.Title))
 	version := fmt.Sprintf("v%d of %d", s.Version, info.Versions)
 	if s.Version == info.Head {
@@ -68,9 +73,11 @@ func renderState(w io.Writer, info storage.SessionInfo, s state.State, files []r
 		fmt.Fprintf(w, "\nruns without asking (approved for the session): %s\n", transcript.Inert(strings.Join(m.AllowedTools, ", ")))
 	}
 	if len(m.ToolCalls) > 0 {
+		// Each call as the interface's conversation says it; the
+		// arguments in full are in the conversation below.
 		fmt.Fprintln(w, "\ntool calls")
 		for _, c := range m.ToolCalls {
-			fmt.Fprintf(w, "  %s %s  %s\n", transcript.Inert(c.Name), clip(oneLine(transcript.Inert(c.Arguments)), 60), toolStatus(c))
+			fmt.Fprintf(w, "  %s\n", transcript.CallOutcome(c))
 		}
 	}
 	if len(files) > 0 {
@@ -91,7 +98,7 @@ func renderState(w io.Writer, info storage.SessionInfo, s state.State, files []r
 		fmt.Fprintln(w, "  (nothing said yet)")
 	}
 	for _, msg := range s.History {
-		renderMessage(w, msg)
+		renderMessage(w, msg, opts)
 	}
 	if s.FinalAnswer != "" {
 		section(w, "final answer", s.FinalAnswer)
@@ -101,10 +108,19 @@ func renderState(w io.Writer, info storage.SessionInfo, s state.State, files []r
 	}
 }
 
-func renderMessage(w io.Writer, m state.Message) {
+func renderMessage(w io.Writer, m state.Message, opts showOptions) {
 	who := m.Role
-	if m.Role == state.RoleTool {
+	switch m.Role {
+	case state.RoleTool:
 		who = fmt.Sprintf("tool %s (%s)", transcript.Inert(m.Name), transcript.Inert(m.ToolCallID))
+	case state.RoleSystem:
+		// The same long text opens every session; it is what the model
+		// was told, not what anyone said, so it is printed when asked.
+		if !opts.System {
+			fmt.Fprintln(w, "  system prompt: not shown (show --system prints it)")
+			return
+		}
+		who = "system prompt"
 	}
 	thought := strings.TrimSpace(m.Reasoning)
 	switch {
@@ -120,24 +136,9 @@ func renderMessage(w io.Writer, m state.Message) {
 		fmt.Fprintf(w, "  %s:\n", who)
 	}
 	for _, c := range m.ToolCalls {
-		fmt.Fprintf(w, "    -> %s %s (%s)\n", transcript.Inert(c.Name), indent(transcript.Inert(c.Arguments), "       "), transcript.Inert(c.ID))
+		fmt.Fprintf(w, "    -> %s (call %s)\n       arguments: %s\n", transcript.CallSummary(c.Name, c.Arguments), transcript.Inert(c.ID),
+			indent(transcript.Inert(c.Arguments), "       "))
 	}
-}
-
-func toolStatus(c state.ToolCall) string {
-	switch {
-	case c.Approval == state.AwaitingDecision && c.Finished():
-		// The question was never answered: the task was cancelled (Esc,
-		// quit) or stopped while it waited.
-		return "cancelled before it was approved"
-	case c.Approval == state.AwaitingDecision:
-		return "waiting for approval"
-	case !c.Finished():
-		return "running (or stopped while running)"
-	case c.Error != "":
-		return fmt.Sprintf("error: %s (%d ms)", clip(oneLine(transcript.Inert(c.Error)), 60), c.DurationMS)
-	}
-	return fmt.Sprintf("done (%d ms)", c.DurationMS)
 }
 
 func renderTree(w io.Writer, info storage.SessionInfo, t storage.Tree) {

@@ -28,7 +28,7 @@ func TestShowThinking(t *testing.T) {
 		{Role: state.RoleAssistant, Content: "Done.", Reasoning: " \n\t"},
 	}
 	var out bytes.Buffer
-	renderState(&out, storage.SessionInfo{ID: "s1"}, s, nil)
+	renderState(&out, storage.SessionInfo{ID: "s1"}, s, nil, showOptions{})
 	want := "\nconversation\n" +
 		"  user: fix it\n" +
 		"  assistant:\n" +
@@ -38,12 +38,14 @@ func TestShowThinking(t *testing.T) {
 		"      main.go first\n" +
 		"    Let me look.\n" +
 		"    First main.go.\n" +
-		"    -> read_file {\"path\":\"main.go\"} (c1)\n" +
+		"    -> read main.go (call c1)\n" +
+		"       arguments: {\"path\":\"main.go\"}\n" +
 		"  tool read_file (c1): package main\n" +
 		"  assistant:\n" +
 		"    thinking:\n" +
 		"      a call, nothing to say\n" +
-		"    -> run_command {} (c2)\n" +
+		"    -> call run_command (call c2)\n" +
+		"       arguments: {}\n" +
 		"  assistant: Done.\n"
 	got := out.String()
 	if i := strings.Index(got, "\nconversation\n"); i < 0 || got[i:] != want {
@@ -120,12 +122,19 @@ func TestInertMatrixThinking(t *testing.T) {
 
 // show says a call whose approval was never given was cancelled.
 func TestShowSaysAnUnansweredApprovalWasCancelled(t *testing.T) {
-	c := state.ToolCall{ID: "c1", Name: "write_file", Approval: state.AwaitingDecision}
-	if got := toolStatus(c); got != "waiting for approval" {
+	s := state.New("s1")
+	c := state.ToolCall{ID: "c1", Name: "write_file", Arguments: `{"path":"a.go","content":"x"}`, Approval: state.AwaitingDecision}
+	show := func() string {
+		s.Memory.ToolCalls = []state.ToolCall{c}
+		var out bytes.Buffer
+		renderState(&out, storage.SessionInfo{ID: "s1"}, s, nil, showOptions{})
+		return sectionOf(out.String(), "tool calls")
+	}
+	if got := show(); !strings.Contains(got, "write a.go (1 line, waiting for approval)") {
 		t.Fatalf("pending: %q", got)
 	}
 	c.FinishedAt, c.Error = time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC), "interrupted"
-	if got := toolStatus(c); got != "cancelled before it was approved" {
+	if got := show(); !strings.Contains(got, "write a.go (1 line, cancelled before it was approved)") {
 		t.Fatalf("cancelled: %q", got)
 	}
 }

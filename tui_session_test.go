@@ -259,7 +259,23 @@ func (p *screenPump) send(text string) {
 	p.press("enter")
 }
 
-func lastLine(s string) string { return s[strings.LastIndex(s, "\n")+1:] }
+// lastLine is the status line and, above it, the lines a message too long
+// for it takes: every line under the last frame's bottom border, as one.
+func lastLine(s string) string {
+	lines := strings.Split(s, "\n")
+	i := len(lines) - 1
+	for i > 0 && !strings.HasPrefix(strings.TrimLeft(lines[i-1], " "), "╰") && len(lines)-i <= maxNoticeLines {
+		i--
+	}
+	for j := range lines[i:] {
+		lines[i+j] = strings.TrimRight(lines[i+j], " ")
+	}
+	return strings.Join(lines[i:], " ")
+}
+
+// maxNoticeLines bounds the lines a long message takes (the tui's own
+// bound, 4), so lastLine never reads a pane as the status line.
+const maxNoticeLines = 4
 
 func writeCallReply(id, content string) llmserver.Response {
 	return llmserver.ToolCallReply([]llmserver.Call{{ID: id, Name: "write_file", Args: `{"path":"out.txt","content":"` + content + `"}`}})

@@ -2,9 +2,11 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"retrace/state"
+	"retrace/state/transcript"
 	"retrace/themes"
 	"retrace/tui/markdown"
 )
@@ -15,8 +17,13 @@ import (
 type conversation struct {
 	st      *themes.Styles
 	history []state.Message
-	live    live // the reply being streamed
-	errText string
+	// calls is the tool log, for what each result's call did; callsGen
+	// counts its changes, so a result drawn from an older log is drawn
+	// again.
+	calls    []state.ToolCall
+	callsGen int
+	live     live // the reply being streamed
+	errText  string
 	// offset is how many lines the view is scrolled up from the bottom;
 	// 0 follows the bottom as text arrives.
 	offset int
@@ -37,6 +44,7 @@ type rendered struct {
 	msg    state.Message
 	width  int
 	folded bool
+	calls  int // callsGen when drawn
 	lines  []string
 }
 
@@ -46,6 +54,14 @@ func newConversation(st *themes.Styles) *conversation {
 
 // SetHistory replaces the messages shown.
 func (c *conversation) SetHistory(h []state.Message) { c.history = h }
+
+// SetCalls gives the tool log the history's calls are in.
+func (c *conversation) SetCalls(log []state.ToolCall) {
+	if !slices.Equal(log, c.calls) {
+		c.callsGen++
+	}
+	c.calls = log
+}
 
 // SetError shows how the last task failed, below the history.
 func (c *conversation) SetError(text string) { c.errText = text }
@@ -108,11 +124,12 @@ func (c *conversation) Render(width, height int) []string {
 // message renders history[i], from the cache when it has not changed.
 func (c *conversation) message(i, width int) []string {
 	m := c.history[i]
-	if r, ok := c.cache[i]; ok && r.width == width && r.folded == c.folded && sameMessage(r.msg, m) {
+	if r, ok := c.cache[i]; ok && r.width == width && r.folded == c.folded && sameMessage(r.msg, m) &&
+		(m.Role != state.RoleTool || r.calls == c.callsGen) {
 		return r.lines
 	}
-	lines := c.renderMessage(m, width)
-	c.cache[i] = rendered{msg: m, width: width, folded: c.folded, lines: lines}
+	lines := c.renderMessage(i, width)
+	c.cache[i] = rendered{msg: m, width: width, folded: c.folded, calls: c.callsGen, lines: lines}
 	return lines
 }
 
@@ -123,19 +140,19 @@ func sameMessage(a, b state.Message) bool {
 		a.ToolCallID == b.ToolCallID && len(a.ToolCalls) == len(b.ToolCalls)
 }
 
-func (c *conversation) renderMessage(m state.Message, width int) []string {
+func (c *conversation) renderMessage(i, width int) []string {
+	m := c.history[i]
 	s := c.st.Chat
 	switch m.Role {
 	case state.RoleSystem:
-		return []string{s.System.Render(clip("system prompt: "+inert(m.Content), width))}
+		// What retrace told the model is the same in every session and
+		// is not part of the conversation a person reads; show and the
+		// export keep it.
+		return nil
 	case state.RoleUser:
-		out := []string{s.UserLabel.Render("You")}
-		for _, l := range wrap(inert(m.Content), width-2) {
-			out = append(out, "  "+s.User.Render(l))
-		}
-		return out
+		return c.userMessage(m.Content, width)
 	case state.RoleTool:
-		return c.toolResult(m, width)
+		return c.toolResult(i, width)
 	}
 	out := []string{s.AssistantLabel.Render("retrace")}
 	out = append(out, c.thinking(m.Reasoning, width)...)
@@ -143,17 +160,43 @@ func (c *conversation) renderMessage(m state.Message, width int) []string {
 		out = append(out, indent(markdown.Render(inert(m.Content), width-2, markdown.Styles(c.st.Markdown)), "  ")...)
 	}
 	for _, tc := range m.ToolCalls {
-		name := inert(tc.Name)
-		out = append(out, "  "+c.st.Tools.Name.Render("→ "+name)+" "+c.st.Tools.Args.Render(clip(inert(tc.Arguments), width-6-visibleWidth(name))))
+		out = append(out, "  "+c.st.Tools.Name.Render("→ "+callLine(transcript.CallSummary(tc.Name, tc.Arguments), width-4)))
 	}
 	return out
 }
 
-// toolResult shows the start of a tool's output; the tool log has it all.
-func (c *conversation) toolResult(m state.Message, width int) []string {
-	const shown = 6
+// userShown is how many lines of a message the person sent the
+// conversation shows: a pasted log of 40,000 lines would otherwise take
+// hundreds of PgUps to pass.
+const userShown = 20
+
+// userMessage shows what the person said, a long paste by its start.
+func (c *conversation) userMessage(text string, width int) []string {
 	s := c.st.Chat
-	out := []string{s.ToolLabel.Render(clip("tool "+inert(m.Name), width))}
+	out := []string{s.UserLabel.Render("You")}
+	text = strings.TrimRight(text, "\n")
+	head, rest := text, 0
+	if i := nthIndex(text, '\n', userShown); i >= 0 {
+		head, rest = text[:i], strings.Count(text[i:], "\n")
+	}
+	lines := wrap(inert(head), width-2)
+	rest += max(len(lines)-userShown, 0)
+	for _, l := range lines[:min(len(lines), userShown)] {
+		out = append(out, "  "+s.User.Render(l))
+	}
+	if rest > 0 {
+		out = append(out, "  "+s.Notice.Render("… "+linesOf(rest)+" more of your message, sent whole (retrace show prints it all)"))
+	}
+	return out
+}
+
+// toolResult shows what history[i]'s call did and the start of its
+// output; the tool log has it all.
+func (c *conversation) toolResult(i, width int) []string {
+	const shown = 6
+	m := c.history[i]
+	s := c.st.Chat
+	out := []string{s.ToolLabel.Render(callLine(c.resultLabel(i), width))}
 	// Only the head of the output is wrapped: a command may have printed
 	// a hundred thousand lines.
 	text := strings.TrimRight(m.Content, "\n")
@@ -173,6 +216,28 @@ func (c *conversation) toolResult(m state.Message, width int) []string {
 		out = append(out, "  "+s.Notice.Render(fmt.Sprintf("… %d more lines (the tool log shows it all)", rest)))
 	}
 	return out
+}
+
+// resultLabel says what the call whose result is history[i] did: from
+// its entry in the tool log, else from its request in the history.
+func (c *conversation) resultLabel(i int) string {
+	m := c.history[i]
+	// An id may come back in a later turn: the entry is the finished
+	// one whose outcome is this message.
+	for j := len(c.calls) - 1; j >= 0; j-- {
+		e := c.calls[j]
+		if e.ID == m.ToolCallID && e.Finished() && state.ToolMessageContent(e.Result, e.Error) == m.Content {
+			return transcript.CallOutcome(e)
+		}
+	}
+	for j := i - 1; j >= 0; j-- {
+		for _, tc := range c.history[j].ToolCalls {
+			if tc.ID == m.ToolCallID {
+				return transcript.CallSummary(tc.Name, tc.Arguments)
+			}
+		}
+	}
+	return transcript.CallSummary(m.Name, "")
 }
 
 // nthIndex is the index of the n-th (1-based) occurrence of c in s, or -1.

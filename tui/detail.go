@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"retrace/state"
+	"retrace/state/transcript"
 	"retrace/themes"
 )
 
@@ -65,8 +66,9 @@ func (m *Model) openToolDetail() tea.Cmd {
 		i = len(log) - 1
 	}
 	c := log[i]
-	var body []string
-	body = append(body, "arguments:")
+	// What the call did first, as the conversation says it; then
+	// everything it was given and gave back, in full.
+	body := []string{transcript.CallOutcome(c), "tool " + inert(c.Name) + " · call id " + inert(c.ID), "", "arguments:"}
 	body = append(body, strings.Split(prettyJSON(c.Arguments), "\n")...)
 	switch {
 	case c.Approval == "requested" && !c.Finished():
@@ -84,7 +86,7 @@ func (m *Model) openToolDetail() tea.Cmd {
 		}
 	}
 	k := keymap.Detail
-	m.detail = detailView{title: fmt.Sprintf("%s %s · %s %s scroll · %s back", inert(c.Name), inert(c.ID),
+	m.detail = detailView{title: fmt.Sprintf("%s · %s %s scroll · %s back", callLine(transcript.CallSummary(c.Name, c.Arguments), 60), // the keys stay in view
 		legendPair(k.Up, k.Down), legendPair(k.PageUp, k.PageDown), legend(k.Close)), from: m.mode, call: c.ID}
 	m.detail.setBody(body)
 	m.mode = modeToolDetail

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+
+	"retrace/state"
 )
 
 // sizes are the screens every item of the interface is held at.
@@ -157,5 +159,29 @@ func TestPastedCarriageReturnsAreLineBreaks(t *testing.T) {
 	m.Update(tea.PasteMsg{Content: strings.Repeat("x", 3000)})
 	if got := m.input.Value(); got != "[pasted 2.9 KiB, 1 line]" {
 		t.Fatalf("the marker of one long line: %q", got)
+	}
+}
+
+// A long message in the conversation shows its start and how much more
+// there is, so scrolling past a pasted log takes a PgUp or two.
+func TestLongMessageShowsItsStart(t *testing.T) {
+	for _, size := range sizes {
+		t.Run(sizeName(size), func(t *testing.T) {
+			f := newFake()
+			m := newModel(t, f, "dark", size[0], size[1])
+			m.Update(tea.PasteMsg{Content: numberedLog(3000)})
+			pressKeys(t, m, "enter")
+			f2 := newFake(state.Event{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: f.submitted[0]}}})
+			m.Update(StateMsg{State: f2.head})
+			s := screenOf(m)
+			if !strings.Contains(s, "… 2,980 lines more of your message, sent whole") {
+				t.Fatalf("the long message does not say how much more it holds:\n%s", s)
+			}
+			pressKeys(t, m, "pgup", "pgup")
+			if s := screenOf(m); !strings.Contains(s, "request 0 served") {
+				t.Fatalf("two PgUps do not reach the message's start:\n%s", s)
+			}
+			checkScreen(t, m.Render(), size[0], size[1])
+		})
 	}
 }

@@ -268,11 +268,13 @@ func failing(do func(m *Model)) func(*testing.T, string) *Model {
 func matrixPaths() []matrixPath {
 	return []matrixPath{
 		// The conversation.
-		{"conversation: system prompt", inSession(func(x *texts, h string) { x.system = h }), conversationPane, 100},
+		// The system prompt is not drawn (show and the export have it).
+		{"conversation: system prompt", inSession(func(x *texts, h string) { x.system = h }), conversationPane, -1},
 		{"conversation: user message", inSession(func(x *texts, h string) { x.user = h }), conversationPane, 0},
 		{"conversation: assistant reply", inSession(func(x *texts, h string) { x.reply = h }), conversationPane, 0},
-		{"conversation: tool call name", inSession(func(x *texts, h string) { x.callName = h }), conversationPane, 0},
+		{"conversation: tool call name", inSession(func(x *texts, h string) { x.callName = h }), conversationPane, 40},
 		{"conversation: tool call arguments", inSession(func(x *texts, h string) { x.callArgs = h }), conversationPane, 100},
+		{"conversation: tool call summary, from arguments in JSON", inSession(func(x *texts, h string) { x.callArgs = jsonArgs(h) }), conversationPane, 0},
 		{"conversation: tool result", inSession(func(x *texts, h string) { x.result = h }), conversationPane, 0},
 		{"conversation: tool error", inSession(func(x *texts, h string) { x.toolErr = h }), conversationPane, 0},
 		{"conversation: task error", inSession(func(x *texts, h string) { x.failed = h }), conversationPane, 0},
@@ -368,8 +370,8 @@ func matrixPaths() []matrixPath {
 		// The timeline: the change line under the banner says what each
 		// kind of event changed.
 		{"timeline: you said", timelineAt(1, func(x *texts, h string) { x.user = h }), timelineChange, 0},
-		{"timeline: calling tools", timelineAt(3, func(x *texts, h string) { x.callName = h }), timelineChange, 0},
-		{"timeline: call id", timelineAt(4, func(x *texts, h string) { x.callID = h }), timelineChange, 0},
+		{"timeline: calling tools", timelineAt(3, func(x *texts, h string) { x.callName = h }), timelineChange, 40},
+		{"timeline: the call asked about, by its arguments", timelineAt(4, func(x *texts, h string) { x.callArgs = jsonArgs(h) }), timelineChange, 0},
 		{"timeline: tool error", timelineAt(7, func(x *texts, h string) { x.toolErr = h }), timelineChange, 0},
 		{"timeline: note key", timelineAt(8, func(x *texts, h string) { x.noteKey = h }), timelineChange, 0},
 		{"timeline: note value", timelineAt(8, func(x *texts, h string) { x.noteValue = h }), timelineChange, 0},

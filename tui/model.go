@@ -130,6 +130,7 @@ func (m *Model) setHead(s state.State) {
 // timeline.
 func (m *Model) showState(s state.State) {
 	m.conv.SetHistory(s.History)
+	m.conv.SetCalls(s.Memory.ToolCalls)
 	m.conv.SetError("")
 	if s.Phase == state.Error {
 		m.conv.SetError(s.ErrorMessage)

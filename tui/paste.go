@@ -85,7 +85,11 @@ func approxSize(n int) string {
 
 // lineCount is "1 line", "40,213 lines": how many lines text holds.
 func lineCount(text string) string {
-	n := strings.Count(strings.TrimSuffix(text, "\n"), "\n") + 1
+	return linesOf(strings.Count(strings.TrimSuffix(text, "\n"), "\n") + 1)
+}
+
+// linesOf is n lines, in words: "1 line", "40,213 lines".
+func linesOf(n int) string {
 	if n == 1 {
 		return "1 line"
 	}

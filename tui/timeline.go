@@ -451,83 +451,10 @@ func (m *Model) timelineBanner() []string {
 	change := "v0: the empty session"
 	if t.pos > 0 {
 		v := t.versions[t.pos-1]
-		change = fmt.Sprintf("v%d: %s", v.Version, describe(v.Event, v.Phase))
+		change = fmt.Sprintf("v%d: %s", v.Version, describe(v, s))
 	}
 	lines := []string{fit(m.st.Timeline.Banner.Render(banner), m.width), fit(m.st.Timeline.Change.Render(clip(inert(change), m.width)), m.width)}
 	return append(lines, fit(m.st.Timeline.Change.Render(clip(inert(t.fileSummary()), m.width)), m.width))
-}
-
-// describe says in a line what an event changed.
-func describe(ev state.Event, phase state.Phase) string {
-	first := func(ms []state.Message) string {
-		for _, msg := range ms {
-			if msg.Content != "" {
-				return msg.Content
-			}
-		}
-		return ""
-	}
-	var what string
-	switch ev.Kind {
-	case state.UserMessage:
-		// The first turn's event carries the system prompt before what
-		// the person said.
-		said := ""
-		for _, msg := range ev.Messages {
-			if msg.Role == state.RoleUser {
-				said = msg.Content
-			}
-		}
-		what = "you said: " + said
-	case state.AssistantMessage:
-		what = "the model replied"
-		var calls []string
-		for _, msg := range ev.Messages {
-			for _, c := range msg.ToolCalls {
-				calls = append(calls, c.Name)
-			}
-		}
-		if len(calls) > 0 {
-			what += ", calling " + strings.Join(calls, ", ")
-		}
-	case state.PlanSet:
-		what = fmt.Sprintf("plan set: %d steps", len(ev.Plan))
-	case state.ToolStarted, state.ApprovalRequested:
-		what = fmt.Sprintf("%s %s", ev.Kind, ev.Tool.ID)
-	case state.ApprovalGiven:
-		what = "approved " + ev.Tool.ID
-		if ev.Always {
-			what += ", and its tool for the rest of the session"
-		}
-	case state.ToolFinished:
-		what = "tool finished " + ev.Tool.ID
-		if ev.Tool.Error != "" {
-			what += " with an error: " + ev.Tool.Error
-		}
-	case state.ApprovalDenied:
-		what = "approval denied for " + ev.Tool.ID
-	case state.NoteSet:
-		what = "note " + ev.NoteKey + " = " + ev.NoteValue
-	case state.StepStatus:
-		what = fmt.Sprintf("step %d is %s", ev.Step+1, ev.Status)
-	case state.StepCompleted:
-		what = fmt.Sprintf("step %d completed", ev.Step+1)
-	case state.Answered:
-		what = "answered: " + first(ev.Messages)
-	case state.Failed:
-		what = "failed: " + ev.Text
-	case state.Interrupted:
-		what = "interrupted"
-	case state.Summarized:
-		what = fmt.Sprintf("older turns summarised (%d messages)", ev.Through)
-	case state.RestoreStarted:
-		what = fmt.Sprintf("restoring %s as they were here (the workspace was at v%d)", countOf(len(ev.Files), "file"), ev.From)
-	case state.FilesRestored:
-		what = ev.Text
-	default:
-		what = ev.Kind.String()
-	}
-	return fmt.Sprintf("%s → %s", what, phase)
 }
 
 // treeLines lists the branches, the selected one marked.

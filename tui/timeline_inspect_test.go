@@ -55,7 +55,7 @@ func TestTimelineInspectsAVersion(t *testing.T) {
 				t.Fatalf("Tab did not reach the tool log: focus %v", m.focus)
 			}
 			pressKeys(t, m, "up", "enter")
-			if m.mode != modeToolDetail || !strings.Contains(m.detail.title, "read_file") {
+			if m.mode != modeToolDetail || !strings.Contains(m.detail.title, "read main.go") {
 				t.Fatalf("Enter on the first call in the timeline's tool log: mode %v, title %q", m.mode, m.detail.title)
 			}
 			if len(f.restored) != 0 {

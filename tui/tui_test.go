@@ -230,12 +230,12 @@ func TestTimeline(t *testing.T) {
 	}
 	press(m, "left")
 	s := plain(m.View().Content)
-	if !strings.Contains(s, "Viewing v14 of 15") || !strings.Contains(s, "v14: tool_started c2") {
+	if !strings.Contains(s, "Viewing v14 of 15") || !strings.Contains(s, "v14: started: run go build ./... → executing") {
 		t.Fatalf("one step back:\n%s", s)
 	}
 	// v13 approved run_command for the session; v12 only asked.
 	press(m, "left")
-	if s := plain(m.View().Content); !strings.Contains(s, "v13: approved c2, and its tool for the rest of the session") ||
+	if s := plain(m.View().Content); !strings.Contains(s, "v13: you approved: run go build ./..., and every run_command call for the rest of the session") ||
 		!strings.Contains(s, "runs without asking: run_command") {
 		t.Fatalf("at v13:\n%s", s)
 	}

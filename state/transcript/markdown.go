@@ -117,7 +117,9 @@ func writeMessage(b *strings.Builder, m state.Message) {
 		fmt.Fprintf(b, "\n%s\n", Inert(m.Content))
 	}
 	for _, c := range m.ToolCalls {
-		fmt.Fprintf(b, "\n**Tool call** `%s` (%s):\n\n%s", oneLine(c.Name), oneLine(c.ID), fence(c.Arguments))
+		// What the call does, as the interface and show say it, then
+		// its arguments in full.
+		fmt.Fprintf(b, "\n**Tool call:** %s (`%s`, %s)\n\n%s", CallSummary(c.Name, c.Arguments), oneLine(c.Name), oneLine(c.ID), fence(c.Arguments))
 	}
 }
 

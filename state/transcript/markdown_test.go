@@ -60,7 +60,7 @@ func TestMarkdownWholeDocument(t *testing.T) {
 		"\n### Assistant\n" +
 		"\n<details>\n<summary>Thinking</summary>\n\n```text\nthe build log first?\nno, main.go\n```\n\n</details>\n" +
 		"\nlet me look\n" +
-		"\n**Tool call** `read_file` (c1):\n\n```text\n{\"path\":\"main.go\"}\n```\n" +
+		"\n**Tool call:** read main.go (`read_file`, c1)\n\n```text\n{\"path\":\"main.go\"}\n```\n" +
 		"\n### Tool result: read_file (c1)\n\n```text\npackage main\n```\n" +
 		"\n### Assistant\n\nIt does not build.\n" +
 		"\n## Error\n\nthe endpoint answered 503\n"

@@ -48,7 +48,7 @@ func TestMarkdown(t *testing.T) {
 	}
 	md := transcript.Markdown(transcript.Header{Title: "demo", SessionID: "abc", Version: 3, Versions: 5, Head: 3, Exported: time.Now()}, s)
 	for _, want := range []string{
-		"# demo", "v3 of 5 (head)", "### User", "read main.go ^[]0;title^G", "**Tool call** `read_file`",
+		"# demo", "v3 of 5 (head)", "### User", "read main.go ^[]0;title^G", "**Tool call:** read main.go (`read_file`, c1)",
 		"````text\n```go\npackage main\n```\n````", "It is a main package.", "- [x] read (done)", "**lang:** go",
 	} {
 		if !strings.Contains(md, want) {

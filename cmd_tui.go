@@ -54,7 +54,7 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	if f.demo {
 		f.baseURL, f.model = demoEndpoint, "retrace-demo"
 	}
-	cfg, err := loadConfig(f.modelFlags, os.Getenv)
+	cfg, err := c.loadConfig(f.modelFlags)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,8 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	if err != nil {
 		return err
 	}
-	model := tui.New(tuiDriver{ctrl: ctrl}, tui.Options{Palette: palette, Editor: os.Getenv("EDITOR"), SaveTheme: cfg.saveTheme})
+	model := tui.New(tuiDriver{ctrl: ctrl}, tui.Options{Palette: palette, Editor: os.Getenv("EDITOR"), SaveTheme: cfg.saveTheme,
+		Start: tui.Start{Notice: cfg.notice()}})
 	_, runErr := tea.NewProgram(model, tea.WithContext(ctx)).Run()
 	id = ctrl.Info().Session.ID
 	if err := ctrl.Close(); err != nil {

@@ -19,18 +19,25 @@ type Start struct {
 	// ID" from a source tree): the interface does not know the command
 	// line's syntax, and a name that is not on PATH helps nobody.
 	Commands []ShellCommand
+	// Notice is shown in the status line at start: a warning printed
+	// before the interface took the screen is not seen until it quits.
+	Notice string
 }
 
 // ShellCommand is a command line and what it does.
 type ShellCommand struct{ Line, Does string }
 
 // start sends the command line's prompt, unless the session can take no
-// message now.
+// message now, and shows its notice.
 func (m *Model) start() tea.Cmd {
-	if m.opts.Start.Prompt == "" || m.running || m.session.ReadOnly {
-		return nil
+	var cmd tea.Cmd
+	if m.opts.Start.Prompt != "" && !m.running && !m.session.ReadOnly {
+		cmd = m.send(m.opts.Start.Prompt)
 	}
-	return m.send(m.opts.Start.Prompt)
+	if m.opts.Start.Notice != "" {
+		m.notice = m.opts.Start.Notice // after send, which clears notices
+	}
+	return cmd
 }
 
 // welcoming reports an empty session at rest: the conversation pane

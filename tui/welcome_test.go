@@ -150,3 +150,16 @@ func TestStartPromptIsSentAtOnce(t *testing.T) {
 		t.Fatal("the welcome shows while the prompt is sent")
 	}
 }
+
+// A notice from the command line (a config setting it ignored) is in the
+// status line at start: the warning on stderr is hidden behind the
+// interface until it quits.
+func TestStartNotice(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		m, _ := emptySession(t, Start{Notice: `config: "modle" ignored`}, size[0], size[1])
+		run(m, m.Init())
+		if s := plain(m.View().Content); !strings.Contains(s[strings.LastIndex(s, "\n")+1:], `config: "modle" ignored`) {
+			t.Errorf("%v: the status line lacks the notice:\n%s", size, s)
+		}
+	}
+}

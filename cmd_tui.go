@@ -25,6 +25,7 @@ type tuiFlags struct {
 	modelFlags
 	resume, theme, workspace string
 	cont, demo               bool
+	prompt                   []string // the words to send at once
 }
 
 func tuiCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
@@ -35,7 +36,10 @@ func tuiCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	fs.BoolVar(&f.demo, "demo", false, "use retrace's scripted demo model (no API key) in a sample workspace")
 	fs.StringVar(&f.theme, "theme", "", "colour theme: "+strings.Join(themes.Names(), ", "))
 	fs.StringVar(&f.workspace, "workspace", "", "the directory tools work in (default the current directory; with --demo a sample project)")
-	return func(ctx context.Context, c *cli, _ []string) error { return runTUI(ctx, c, f) }
+	return func(ctx context.Context, c *cli, args []string) error {
+		f.prompt = args
+		return runTUI(ctx, c, f)
+	}
 }
 
 func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
@@ -47,6 +51,10 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 		if _, err := themes.Get(f.theme); err != nil {
 			return usagef("--theme: %v", err)
 		}
+	}
+	prompt, err := startPrompt(f)
+	if err != nil {
+		return err
 	}
 	if !term.IsTerminal(os.Stdin.Fd()) || !term.IsTerminal(os.Stdout.Fd()) {
 		return errors.New("retrace's interface needs a terminal; for scripts use 'retrace run'")
@@ -89,8 +97,8 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	if err != nil {
 		return err
 	}
-	model := tui.New(tuiDriver{ctrl: ctrl}, tui.Options{Palette: palette, Editor: os.Getenv("EDITOR"), SaveTheme: cfg.saveTheme,
-		Start: tui.Start{Notice: cfg.notice()}})
+	start := tui.Start{Prompt: prompt, Notice: cfg.notice()}
+	model := tui.New(tuiDriver{ctrl: ctrl}, tui.Options{Palette: palette, Editor: os.Getenv("EDITOR"), SaveTheme: cfg.saveTheme, Start: start})
 	_, runErr := tea.NewProgram(model, tea.WithContext(ctx)).Run()
 	id = ctrl.Info().Session.ID
 	if err := ctrl.Close(); err != nil {
@@ -140,6 +148,22 @@ func farewell(ctx context.Context, c *cli, st storage.Store, id string, runErr e
 	}
 	fmt.Fprintf(c.stdout, "session %s · v%d of %d · 'retrace -r %s' resumes it\n", session.Short(id), info.Head, info.Versions, session.Short(id))
 	return nil
+}
+
+// startPrompt is the prompt the command line gives, checked: it starts a
+// new session, so it does not go with -c or -r.
+func startPrompt(f tuiFlags) (string, error) {
+	if len(f.prompt) == 0 {
+		return "", nil
+	}
+	prompt := strings.Join(f.prompt, " ")
+	switch {
+	case strings.TrimSpace(prompt) == "":
+		return "", usagef("the prompt is empty")
+	case f.cont || f.resume != "":
+		return "", usagef("a prompt on the command line starts a new session; with -c or -r, type it in the session instead")
+	}
+	return checkPromptSize(prompt, "the prompt")
 }
 
 // openWorkspace is the directory tools work in; the demo has its own

@@ -53,6 +53,7 @@ type cli struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	db             string // --db, or "" for the default path
+	self           string // how a shell runs this retrace again; "" until needed
 }
 
 // run executes one command line and returns the exit code.

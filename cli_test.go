@@ -471,3 +471,43 @@ func TestPromptOrCommand(t *testing.T) {
 		t.Fatal("a refused command line created the database")
 	}
 }
+
+// The quit hint names a command that works from where retrace was run:
+// `go run .` builds into the Go build cache or a go-build temporary
+// directory, where no `retrace` on PATH is the binary that ran.
+func TestHowToRunAgain(t *testing.T) {
+	for _, tc := range []struct {
+		exe, arg0, gocache, want string
+	}{
+		{"/tmp/go-build3052547094/b001/exe/retrace", "/tmp/go-build3052547094/b001/exe/retrace", "", "go run ."},
+		{"/root/.cache/go-build/d2/d2e3b8bd-d/retrace", "/root/.cache/go-build/d2/d2e3b8bd-d/retrace", "", "go run ."},
+		{"/var/gocache/d2/d2e3b8bd-d/retrace", "/var/gocache/d2/d2e3b8bd-d/retrace", "/var/gocache", "go run ."},
+		{"/usr/local/bin/retrace", "retrace", "", "retrace"},
+		{"/home/dev/src/retrace/retrace", "./retrace", "", "./retrace"},
+		{"/opt/my tools/retrace", "/opt/my tools/retrace", "", "'/opt/my tools/retrace'"},
+		{"/opt/it's/retrace", "/opt/it's/retrace", "", `'/opt/it'\''s/retrace'`},
+		{"", "", "", "retrace"},
+	} {
+		if got := runAgain(tc.exe, tc.arg0, tc.gocache); got != tc.want {
+			t.Errorf("runAgain(%q, %q, %q) = %q, want %q", tc.exe, tc.arg0, tc.gocache, got, tc.want)
+		}
+	}
+}
+
+// The farewell says how to resume, spelled as retrace was run.
+func TestFarewellNamesTheWayBack(t *testing.T) {
+	db, forked, _ := fixture(t)
+	st, err := boltstore.Open(db, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var out bytes.Buffer
+	c := &cli{stdout: &out, self: "go run ."}
+	if err := farewell(context.Background(), c, st, forked, nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := "resume it with: go run . -r " + forked[:8] + "\n"; !strings.HasSuffix(out.String(), want) {
+		t.Fatalf("farewell %q lacks %q", out.String(), want)
+	}
+}

@@ -97,7 +97,11 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	if err != nil {
 		return err
 	}
-	start := tui.Start{Prompt: prompt, Notice: cfg.notice()}
+	self := c.runAgain()
+	start := tui.Start{Prompt: prompt, Notice: cfg.notice(), Commands: []tui.ShellCommand{
+		{Line: self + " -c", Does: "continues the latest session"},
+		{Line: self + " -r ID", Does: "resumes one; " + self + " sessions lists them"},
+	}}
 	model := tui.New(tuiDriver{ctrl: ctrl}, tui.Options{Palette: palette, Editor: os.Getenv("EDITOR"), SaveTheme: cfg.saveTheme, Start: start})
 	_, runErr := tea.NewProgram(model, tea.WithContext(ctx)).Run()
 	id = ctrl.Info().Session.ID
@@ -146,7 +150,8 @@ func farewell(ctx context.Context, c *cli, st storage.Store, id string, runErr e
 		_ = st.Delete(ctx, id) // never used: nothing to come back to
 		return nil
 	}
-	fmt.Fprintf(c.stdout, "session %s · v%d of %d · 'retrace -r %s' resumes it\n", session.Short(id), info.Head, info.Versions, session.Short(id))
+	// The command ends the line, unquoted, so that it can be copied whole.
+	fmt.Fprintf(c.stdout, "session %s · v%d of %d · resume it with: %s -r %s\n", session.Short(id), info.Head, info.Versions, c.runAgain(), session.Short(id))
 	return nil
 }
 
@@ -164,6 +169,45 @@ func startPrompt(f tuiFlags) (string, error) {
 		return "", usagef("a prompt on the command line starts a new session; with -c or -r, type it in the session instead")
 	}
 	return checkPromptSize(prompt, "the prompt")
+}
+
+// runAgain is how a shell runs this retrace again, for the hints that
+// say how to come back.
+func (c *cli) runAgain() string {
+	if c.self == "" {
+		exe, _ := os.Executable()
+		arg0 := ""
+		if len(os.Args) > 0 {
+			arg0 = os.Args[0]
+		}
+		c.self = runAgain(exe, arg0, os.Getenv("GOCACHE"))
+	}
+	return c.self
+}
+
+// runAgain is the command that runs the executable exe, started as arg0,
+// again. `go run .` builds into a go-build temporary directory or the
+// build cache, where no `retrace` on PATH is the program that ran and
+// the binary itself is gone or replaced by the next build: from there,
+// `go run .` again. Otherwise the name it was run by: a bare name was
+// found on PATH, a path works from where it was typed.
+func runAgain(exe, arg0, gocache string) string {
+	if exe != "" {
+		for _, dir := range strings.Split(filepath.ToSlash(filepath.Dir(exe)), "/") {
+			if strings.HasPrefix(dir, "go-build") {
+				return "go run ."
+			}
+		}
+		if gocache != "" {
+			if rel, err := filepath.Rel(gocache, exe); err == nil && filepath.IsLocal(rel) {
+				return "go run ."
+			}
+		}
+	}
+	if arg0 == "" {
+		return "retrace"
+	}
+	return shellQuote(arg0)
 }
 
 // openWorkspace is the directory tools work in; the demo has its own

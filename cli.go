@@ -31,8 +31,8 @@ type command struct {
 	setup func(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error
 }
 
-// interactive is plain `retrace [flags]`: the TUI.
-var interactive = command{name: "", summary: "the interactive interface", setup: tuiCmd}
+// interactive is plain `retrace [flags] [PROMPT]`: the TUI.
+var interactive = command{name: "", args: "[PROMPT]", nargs: -1, summary: "the interactive interface", setup: tuiCmd}
 
 var commands = []command{
 	{name: "run", args: "PROMPT", nargs: -1, summary: "run one task to the end without a UI: the answer on stdout, progress on stderr", setup: runCmd},
@@ -53,6 +53,7 @@ type cli struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	db             string // --db, or "" for the default path
+	self           string // how a shell runs this retrace again; "" until needed
 }
 
 // run executes one command line and returns the exit code.
@@ -71,8 +72,24 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return cmd.execute(ctx, args[1:], c)
 		}
 	}
-	fmt.Fprintf(stderr, "retrace: unknown command %q; run 'retrace help' for the list\n", name)
-	return exitUsage
+	if hint := misspelt(args); hint != "" {
+		fmt.Fprintf(stderr, "retrace: unknown command %q; %s (To send it to the model: retrace -- %s)\n",
+			name, hint, shellWords(leadingWords(args)))
+		return exitUsage
+	}
+	// Other words are a prompt, as other terminal agents take one: the
+	// interface starts a session and sends it.
+	return interactive.execute(ctx, args, c)
+}
+
+// leadingWords are the arguments before the first flag.
+func leadingWords(args []string) []string {
+	for i, a := range args {
+		if strings.HasPrefix(a, "-") {
+			return args[:i]
+		}
+	}
+	return args
 }
 
 func (cmd command) execute(ctx context.Context, args []string, c *cli) int {
@@ -86,7 +103,7 @@ func (cmd command) execute(ctx context.Context, args []string, c *cli) int {
 	fs.Usage = func() {}
 	positional, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(stdout, "usage: retrace %s %s[flags]\n\n%s.\n\nflags:\n", cmd.name, withSpace(cmd.args), capitalize(cmd.summary))
+		fmt.Fprintf(stdout, "usage: %s %s[flags]\n\n%s.\n\nflags:\n", cmd.label(), withSpace(cmd.args), capitalize(cmd.summary))
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
 		return exitOK
@@ -149,7 +166,13 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
-		args = fs.Args()
+		rest := fs.Args()
+		// After "--" every argument is positional, even one that looks
+		// like a flag: `retrace -- "-v means what?"`.
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		args = rest
 		if len(args) == 0 {
 			return positional, nil
 		}
@@ -162,6 +185,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `retrace: a terminal chat agent whose every step is a checkpoint you can go back to.
 
 usage: retrace [-c | -r ID] [--demo] [--theme NAME] [flags]   the interactive interface
+       retrace [flags] PROMPT                                 a new session that starts with PROMPT
        retrace COMMAND [ARGS] [flags]
 
 commands:
@@ -172,7 +196,9 @@ commands:
 	fmt.Fprint(w, `
 Every command takes --db PATH (default $XDG_DATA_HOME/retrace/retrace.db) and
 --help. A session ID may be shortened to any prefix that names one session.
-'retrace --demo' needs no API key.
+'retrace --demo' needs no API key. Words that name no command are a prompt:
+'retrace "fix the tests"' starts a session with that message; after --
+every word is.
 
 the interface's flags:
 `)
@@ -254,4 +280,21 @@ func describeArgs(cmd command) string {
 		return "no arguments"
 	}
 	return cmd.args
+}
+
+// shellQuote writes s so that a POSIX shell reads it back as one word.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// shellWords writes words as a shell command line would.
+func shellWords(words []string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = shellQuote(w)
+	}
+	return strings.Join(out, " ")
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -405,5 +406,108 @@ func TestShowNamesToolsApprovedForTheSession(t *testing.T) {
 	renderState(&out, storage.SessionInfo{ID: "s1"}, s, nil, showOptions{})
 	if !strings.Contains(out.String(), "runs without asking (approved for the session): run_command, write_file") {
 		t.Fatalf("show:\n%s", out.String())
+	}
+}
+
+// Words that name no command are a prompt for a new session in the
+// interface; a near miss of a command, with the arguments that command
+// takes, is a typo and gets the command suggested, not sent to a model.
+func TestPromptOrCommand(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "retrace.db")
+	prompt := []struct {
+		name string
+		args []string
+	}{
+		{"one quoted argument", []string{"fix the tests"}},
+		{"several words", []string{"fix", "the", "tests"}},
+		{"flags after the words", []string{"fix", "the", "tests", "--theme", "dark"}},
+		{"--demo first", []string{"--demo", "say hello"}},
+		{"a near miss with more words than the command takes", []string{"how", "does", "the", "store", "work"}},
+		{"a near miss in a quoted prompt", []string{"shwo abc"}},
+		{"a prompt with dashes, after --", []string{"--", "-v", "and", "-x", "mean", "what?"}},
+	}
+	for _, tc := range prompt {
+		t.Run(tc.name, func(t *testing.T) {
+			// The test has no terminal: the interface refuses to start,
+			// after the command line was read as a prompt.
+			args := append(slices.Clone(tc.args), "--db", db)
+			if slices.Contains(tc.args, "--") { // after it, everything is the prompt
+				args = append([]string{"--db", db}, tc.args...)
+			}
+			r := retrace(t, args...)
+			if r.code != exitError || !strings.Contains(r.stderr, "needs a terminal") {
+				t.Fatalf("exit %d, stderr %q; want the words taken for a prompt", r.code, r.stderr)
+			}
+		})
+	}
+	refused := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"a typo of a command with its argument", []string{"shwo", "abc"}, []string{`unknown command "shwo"`, "did you mean 'retrace show'?", "retrace -- shwo abc"}},
+		{"a typo of a command alone", []string{"sesions"}, []string{`"sesions"`, "'retrace sessions'"}},
+		{"a transposed command", []string{"exprot", "abc"}, []string{"'retrace export'"}},
+		{"resume", []string{"resume", "abc"}, []string{`"resume"`, "retrace -r ID"}},
+		{"continue", []string{"continue"}, []string{`"continue"`, "retrace -c"}},
+		{"an empty prompt", []string{" "}, []string{"the prompt is empty"}},
+		{"a prompt and -c", []string{"-c", "go on"}, []string{"-c", "new session"}},
+		{"a prompt and -r", []string{"more", "-r", "abc"}, []string{"-r", "new session"}},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			r := retrace(t, append(tc.args, "--db", db)...)
+			if r.code != exitUsage || strings.Count(r.stderr, "\n") != 1 {
+				t.Fatalf("exit %d, stderr %q; want a usage error in one line", r.code, r.stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("%q does not mention %q", r.stderr, w)
+				}
+			}
+		})
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Fatal("a refused command line created the database")
+	}
+}
+
+// The quit hint names a command that works from where retrace was run:
+// `go run .` builds into the Go build cache or a go-build temporary
+// directory, where no `retrace` on PATH is the binary that ran.
+func TestHowToRunAgain(t *testing.T) {
+	for _, tc := range []struct {
+		exe, arg0, gocache, want string
+	}{
+		{"/tmp/go-build3052547094/b001/exe/retrace", "/tmp/go-build3052547094/b001/exe/retrace", "", "go run ."},
+		{"/root/.cache/go-build/d2/d2e3b8bd-d/retrace", "/root/.cache/go-build/d2/d2e3b8bd-d/retrace", "", "go run ."},
+		{"/var/gocache/d2/d2e3b8bd-d/retrace", "/var/gocache/d2/d2e3b8bd-d/retrace", "/var/gocache", "go run ."},
+		{"/usr/local/bin/retrace", "retrace", "", "retrace"},
+		{"/home/dev/src/retrace/retrace", "./retrace", "", "./retrace"},
+		{"/opt/my tools/retrace", "/opt/my tools/retrace", "", "'/opt/my tools/retrace'"},
+		{"/opt/it's/retrace", "/opt/it's/retrace", "", `'/opt/it'\''s/retrace'`},
+		{"", "", "", "retrace"},
+	} {
+		if got := runAgain(tc.exe, tc.arg0, tc.gocache); got != tc.want {
+			t.Errorf("runAgain(%q, %q, %q) = %q, want %q", tc.exe, tc.arg0, tc.gocache, got, tc.want)
+		}
+	}
+}
+
+// The farewell says how to resume, spelled as retrace was run.
+func TestFarewellNamesTheWayBack(t *testing.T) {
+	db, forked, _ := fixture(t)
+	st, err := boltstore.Open(db, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var out bytes.Buffer
+	c := &cli{stdout: &out, self: "go run ."}
+	if err := farewell(context.Background(), c, st, forked, nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := "resume it with: go run . -r " + forked[:8] + "\n"; !strings.HasSuffix(out.String(), want) {
+		t.Fatalf("farewell %q lacks %q", out.String(), want)
 	}
 }

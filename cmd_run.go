@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"retrace/agent"
@@ -44,7 +43,7 @@ func runTask(ctx context.Context, c *cli, f runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(f.modelFlags, os.Getenv)
+	cfg, err := c.loadConfig(f.modelFlags)
 	if err != nil {
 		return err // before any session is created
 	}

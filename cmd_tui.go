@@ -25,6 +25,7 @@ type tuiFlags struct {
 	modelFlags
 	resume, theme, workspace string
 	cont, demo               bool
+	prompt                   []string // the words to send at once
 }
 
 func tuiCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
@@ -35,7 +36,10 @@ func tuiCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	fs.BoolVar(&f.demo, "demo", false, "use retrace's scripted demo model (no API key) in a sample workspace")
 	fs.StringVar(&f.theme, "theme", "", "colour theme: "+strings.Join(themes.Names(), ", "))
 	fs.StringVar(&f.workspace, "workspace", "", "the directory tools work in (default the current directory; with --demo a sample project)")
-	return func(ctx context.Context, c *cli, _ []string) error { return runTUI(ctx, c, f) }
+	return func(ctx context.Context, c *cli, args []string) error {
+		f.prompt = args
+		return runTUI(ctx, c, f)
+	}
 }
 
 func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
@@ -48,13 +52,17 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 			return usagef("--theme: %v", err)
 		}
 	}
+	prompt, err := startPrompt(f)
+	if err != nil {
+		return err
+	}
 	if !term.IsTerminal(os.Stdin.Fd()) || !term.IsTerminal(os.Stdout.Fd()) {
 		return errors.New("retrace's interface needs a terminal; for scripts use 'retrace run'")
 	}
 	if f.demo {
 		f.baseURL, f.model = demoEndpoint, "retrace-demo"
 	}
-	cfg, err := loadConfig(f.modelFlags, os.Getenv)
+	cfg, err := c.loadConfig(f.modelFlags)
 	if err != nil {
 		return err
 	}
@@ -89,7 +97,12 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	if err != nil {
 		return err
 	}
-	model := tui.New(tuiDriver{ctrl: ctrl}, tui.Options{Palette: palette, Editor: os.Getenv("EDITOR"), SaveTheme: cfg.saveTheme})
+	self := c.runAgain()
+	start := tui.Start{Prompt: prompt, Notice: cfg.notice(), Commands: []tui.ShellCommand{
+		{Line: self + " -c", Does: "continues the latest session"},
+		{Line: self + " -r ID", Does: "resumes one; " + self + " sessions lists them"},
+	}}
+	model := tui.New(tuiDriver{ctrl: ctrl}, tui.Options{Palette: palette, Editor: os.Getenv("EDITOR"), SaveTheme: cfg.saveTheme, Start: start})
 	_, runErr := tea.NewProgram(model, tea.WithContext(ctx)).Run()
 	id = ctrl.Info().Session.ID
 	if err := ctrl.Close(); err != nil {
@@ -137,8 +150,64 @@ func farewell(ctx context.Context, c *cli, st storage.Store, id string, runErr e
 		_ = st.Delete(ctx, id) // never used: nothing to come back to
 		return nil
 	}
-	fmt.Fprintf(c.stdout, "session %s · v%d of %d · 'retrace -r %s' resumes it\n", session.Short(id), info.Head, info.Versions, session.Short(id))
+	// The command ends the line, unquoted, so that it can be copied whole.
+	fmt.Fprintf(c.stdout, "session %s · v%d of %d · resume it with: %s -r %s\n", session.Short(id), info.Head, info.Versions, c.runAgain(), session.Short(id))
 	return nil
+}
+
+// startPrompt is the prompt the command line gives, checked: it starts a
+// new session, so it does not go with -c or -r.
+func startPrompt(f tuiFlags) (string, error) {
+	if len(f.prompt) == 0 {
+		return "", nil
+	}
+	prompt := strings.Join(f.prompt, " ")
+	switch {
+	case strings.TrimSpace(prompt) == "":
+		return "", usagef("the prompt is empty")
+	case f.cont || f.resume != "":
+		return "", usagef("a prompt on the command line starts a new session; with -c or -r, type it in the session instead")
+	}
+	return checkPromptSize(prompt, "the prompt")
+}
+
+// runAgain is how a shell runs this retrace again, for the hints that
+// say how to come back.
+func (c *cli) runAgain() string {
+	if c.self == "" {
+		exe, _ := os.Executable()
+		arg0 := ""
+		if len(os.Args) > 0 {
+			arg0 = os.Args[0]
+		}
+		c.self = runAgain(exe, arg0, os.Getenv("GOCACHE"))
+	}
+	return c.self
+}
+
+// runAgain is the command that runs the executable exe, started as arg0,
+// again. `go run .` builds into a go-build temporary directory or the
+// build cache, where no `retrace` on PATH is the program that ran and
+// the binary itself is gone or replaced by the next build: from there,
+// `go run .` again. Otherwise the name it was run by: a bare name was
+// found on PATH, a path works from where it was typed.
+func runAgain(exe, arg0, gocache string) string {
+	if exe != "" {
+		for _, dir := range strings.Split(filepath.ToSlash(filepath.Dir(exe)), "/") {
+			if strings.HasPrefix(dir, "go-build") {
+				return "go run ."
+			}
+		}
+		if gocache != "" {
+			if rel, err := filepath.Rel(gocache, exe); err == nil && filepath.IsLocal(rel) {
+				return "go run ."
+			}
+		}
+	}
+	if arg0 == "" {
+		return "retrace"
+	}
+	return shellQuote(arg0)
 }
 
 // openWorkspace is the directory tools work in; the demo has its own

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -48,7 +47,7 @@ func rollbackCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		// session whose directory is gone still moves its head.
 		var files rewind.Files
 		if head.Restoring != nil || (!how.KeepFiles && len(rewind.Plan(head, target)) > 0) {
-			cfg, err := loadConfig(modelFlags{}, os.Getenv)
+			cfg, err := c.loadConfig(modelFlags{})
 			if err != nil {
 				return err
 			}

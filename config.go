@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -39,6 +40,10 @@ type config struct {
 	MaxIterations int
 	File          string // the config file read, if any
 	Path          string // where the config file is (or would be)
+	// Warnings are what a person should know about the file that does
+	// not stop retrace: settings it does not know, ignored.
+	Warnings []string
+	unknown  []string // those settings, each with a suggestion if one is close
 
 	// The layers of the endpoint: flags and the environment override what
 	// a session recorded; the file and the defaults only fill in.
@@ -114,9 +119,7 @@ func loadConfig(m modelFlags, getenv func(string) string) (config, error) {
 		switch {
 		case err == nil:
 			c.File = path
-			if undecoded := md.Undecoded(); len(undecoded) > 0 {
-				return c, fmt.Errorf("config %s: unknown setting %q (known: %s)", path, undecoded[0].String(), strings.Join(knownSettings(), ", "))
-			}
+			c.warnUnknown(md.Undecoded())
 		case errors.Is(err, fs.ErrNotExist) && !explicit:
 		case errors.Is(err, fs.ErrNotExist):
 			return c, fmt.Errorf("config file %s does not exist", path)
@@ -143,6 +146,52 @@ func loadConfig(m modelFlags, getenv func(string) string) (config, error) {
 	}
 	c.Files = snapshot.Options{Exclude: fc.Exclude, MaxFileSize: int64(fc.MaxFileMiB) << 20}
 	return c, c.validate()
+}
+
+// warnUnknown names the settings of the file that retrace does not know.
+// They are ignored, not refused: a typo in one line, or a setting of a
+// newer retrace, should not stop the start, and the warning says which
+// setting was meant.
+func (c *config) warnUnknown(keys []toml.Key) {
+	seen := map[string]bool{}
+	for _, k := range keys {
+		name := k[0] // a table's keys go with the table
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		q := strconv.Quote(name)
+		if near := closest(name, knownSettings()); near != "" {
+			q += fmt.Sprintf(" (did you mean %q?)", near)
+		}
+		c.unknown = append(c.unknown, q)
+	}
+	if len(c.unknown) == 0 {
+		return
+	}
+	what := "unknown setting " + c.unknown[0] + " is ignored"
+	if len(c.unknown) > 1 {
+		what = "unknown settings " + strings.Join(c.unknown, ", ") + " are ignored"
+	}
+	c.Warnings = append(c.Warnings, fmt.Sprintf("config %s: %s; the settings are %s", c.File, what, strings.Join(knownSettings(), ", ")))
+}
+
+// notice is the warnings in a few words, for the interface's status line.
+func (c config) notice() string {
+	if len(c.unknown) == 0 {
+		return ""
+	}
+	return "config: ignored unknown " + strings.Join(c.unknown, ", ")
+}
+
+// loadConfig loads the configuration for a command, saying its warnings
+// on stderr.
+func (c *cli) loadConfig(m modelFlags) (config, error) {
+	cfg, err := loadConfig(m, os.Getenv)
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(c.stderr, "warning: %s\n", w)
+	}
+	return cfg, err
 }
 
 func trimURL(u string) string { return strings.TrimRight(u, "/") }

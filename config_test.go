@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"retrace/agent/llmserver"
 	"retrace/agent/sandbox"
 	"retrace/state"
 )
@@ -75,13 +76,13 @@ func TestConfigErrors(t *testing.T) {
 		file, want string
 		flags      modelFlags
 	}{
-		"a bad base URL":          {"", "not an http(s) URL", modelFlags{baseURL: "localhost:11434", apiKey: "k"}},
-		"a typo in the file":      {`modle = "x"`, `unknown setting "modle" (known: model, base_url, api_key_env, context_window, theme, allowed_tools, max_iterations, sandbox, exclude, max_file_mib)`, modelFlags{apiKey: "k"}},
-		"a negative size cap":     {`max_file_mib = -1`, "max_file_mib is -1", modelFlags{apiKey: "k"}},
-		"not TOML":                {`model = `, "c.toml", modelFlags{apiKey: "k"}},
-		"an unknown allowed tool": {`allowed_tools = ["rm"]`, `"rm"`, modelFlags{apiKey: "k"}},
-		"a missing --config file": {"-", "does not exist", modelFlags{apiKey: "k"}},
-		"an unknown sandbox mode": {`sandbox = "strict"`, `"strict"; the modes are workspace, workspace-no-network, off`, modelFlags{apiKey: "k"}},
+		"a bad base URL":                    {"", "not an http(s) URL", modelFlags{baseURL: "localhost:11434", apiKey: "k"}},
+		"a wrong value for a known setting": {`model = 3`, "c.toml", modelFlags{apiKey: "k"}},
+		"a negative size cap":               {`max_file_mib = -1`, "max_file_mib is -1", modelFlags{apiKey: "k"}},
+		"not TOML":                          {`model = `, "c.toml", modelFlags{apiKey: "k"}},
+		"an unknown allowed tool":           {`allowed_tools = ["rm"]`, `"rm"`, modelFlags{apiKey: "k"}},
+		"a missing --config file":           {"-", "does not exist", modelFlags{apiKey: "k"}},
+		"an unknown sandbox mode":           {`sandbox = "strict"`, `"strict"; the modes are workspace, workspace-no-network, off`, modelFlags{apiKey: "k"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tc.flags.configPath = file
@@ -237,5 +238,57 @@ func TestConfigFiles(t *testing.T) {
 	}
 	if s := c.session(nil, nil, false, nil); s.Files.MaxFileSize != 2<<20 || len(s.Files.Exclude) != 2 {
 		t.Fatalf("session config %+v", s.Files)
+	}
+}
+
+// A setting retrace does not know is named in a warning, with the ones
+// it knows, and the rest of the file still counts: a typo in one line
+// (or a setting from a newer retrace) must not stop the start.
+func TestConfigUnknownSettingWarns(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "c.toml")
+	body := "modle = \"x\"\nmodel = \"file-model\"\n\n[colours]\naccent = \"red\"\n"
+	if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadConfig(modelFlags{configPath: file, apiKey: "k"}, func(string) string { return "" })
+	if err != nil {
+		t.Fatalf("an unknown setting refused the start: %v", err)
+	}
+	if c.Model != "file-model" {
+		t.Fatalf("the known settings beside it are lost: model %q", c.Model)
+	}
+	want := []string{
+		`config ` + file + `: unknown settings "modle" (did you mean "model"?), "colours" are ignored`,
+		"the settings are model, base_url, api_key_env, context_window, theme, allowed_tools, max_iterations, sandbox, exclude, max_file_mib",
+	}
+	if len(c.Warnings) != 1 {
+		t.Fatalf("want one warning, got %q", c.Warnings)
+	}
+	for _, w := range want {
+		if !strings.Contains(c.Warnings[0], w) {
+			t.Errorf("warning %q lacks %q", c.Warnings[0], w)
+		}
+	}
+	if n := c.notice(); !strings.Contains(n, `"modle"`) || strings.Contains(n, "base_url") {
+		t.Errorf("the interface's short notice: %q", n)
+	}
+}
+
+// The warning is printed on stderr and the command goes on.
+func TestConfigWarningOnStderr(t *testing.T) {
+	e := newRunEnv(t)
+	if err := os.MkdirAll(filepath.Join(e.configDir, "retrace"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.configDir, "retrace", "config.toml"), []byte("modle = \"x\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Enqueue(llmserver.TextReply("hi there"))
+	r := e.run(t, "", "--api-key", "k", "hi")
+	if r.code != exitOK || strings.TrimSpace(r.stdout) != "hi there" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, `warning: config `) || !strings.Contains(r.stderr, `"modle"`) {
+		t.Fatalf("stderr names no unknown setting:\n%s", r.stderr)
 	}
 }

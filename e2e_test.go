@@ -68,7 +68,7 @@ func TestEndToEndInTmux(t *testing.T) {
 	term.waitFor(t, "^S sessions")
 	term.send(t, "C-c")
 	term.waitFor(t, "EXIT=0")
-	id := regexp.MustCompile(`'retrace -r ([0-9a-f]{8})' resumes it`).FindStringSubmatch(term.screen(t))
+	id := regexp.MustCompile(`resume it with: \S*retrace -r ([0-9a-f]{8})`).FindStringSubmatch(term.screen(t))
 	if id == nil {
 		t.Fatalf("the farewell names no session:\n%s", term.screen(t))
 	}

@@ -556,7 +556,9 @@ func TestTUISessionsDialog(t *testing.T) {
 	p.untilShown("old work", "held elsewhere", "in use elsewhere (opens read-only)")
 	p.press("n")
 	s := p.until("a new session", func(s string) bool {
-		return !strings.Contains(s, "Sessions") && !strings.Contains(lastLine(s), current[:8])
+		// The dialog's frame: the welcome names the workspace, whose
+		// temporary path holds the test's name.
+		return !strings.Contains(s, "╭ Sessions") && !strings.Contains(lastLine(s), current[:8])
 	})
 	fresh := r.ctrl.Info().Session.ID
 	if fresh == current || !strings.Contains(lastLine(s), fresh[:8]) {

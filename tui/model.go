@@ -21,6 +21,9 @@ type Options struct {
 	// SaveTheme records the theme chosen with /theme, so the next start
 	// uses it; without it /theme says there is nowhere to save.
 	SaveTheme func(name string) error
+	// Start is what the command line gave: a prompt to send, the shell
+	// commands the welcome names.
+	Start Start
 }
 
 // mode is what the keyboard drives.
@@ -152,6 +155,7 @@ func (m *Model) Init() tea.Cmd {
 	if m.head.Phase.Active() && !m.session.ReadOnly {
 		cmds = append(cmds, m.startTask(m.d.Resume))
 	}
+	cmds = append(cmds, m.start())
 	return tea.Batch(cmds...)
 }
 

@@ -76,7 +76,11 @@ func (m *Model) conversationBox(w, h int) []string {
 	} else if m.conv.offset > 0 {
 		title = "Conversation (scrolled up; " + legend(keymap.Chat.Follow) + " follows)"
 	}
-	return frame(title, m.conv.Render(w-2, h-2), w, h, m.st.Pane.Border, m.st.Pane.Title)
+	body := m.conv.Render(w-2, h-2)
+	if m.welcoming() {
+		body = m.welcome(w - 2)
+	}
+	return frame(title, body, w, h, m.st.Pane.Border, m.st.Pane.Title)
 }
 
 func (m *Model) sideColumn(w int) []string {

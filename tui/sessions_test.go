@@ -1,0 +1,125 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"retrace/state"
+)
+
+// unevenSessions have titles of every awkward kind: short, empty, wide
+// runes, emoji, much longer than any screen, and with tabs and newlines.
+func unevenSessions() []SessionInfo {
+	titles := []string{
+		"fix the build",
+		"",
+		"修复构建错误并更新所有的文档和测试用例以及发布说明",
+		"🚀 ship the release 🎉 today, then tell everyone about it",
+		strings.Repeat("a very long title that goes on ", 6),
+		"tabs\tand\nnewlines in a title",
+		"naïve café ünïcödé",
+	}
+	phases := []state.Phase{state.Done, state.Idle, state.AwaitingApproval, state.Error, state.Executing, state.Done, state.Reflecting}
+	out := make([]SessionInfo, len(titles))
+	for i, title := range titles {
+		out[i] = SessionInfo{ID: fmt.Sprintf("%02x%014x", i+0xa0, i), Title: title, Phase: phases[i],
+			Versions: []int{1, 12, 140, 7, 1234, 3, 40}[i], Updated: time.Date(2026, 11, 22, 10-i, 0, 0, 0, time.Local), Busy: i == 3}
+	}
+	return out
+}
+
+// cellOf is the cell at which sub starts in a plain line, or -1.
+func cellOf(line, sub string) int {
+	i := strings.Index(line, sub)
+	if i < 0 {
+		return -1
+	}
+	return ansi.StringWidth(line[:i])
+}
+
+// The sessions list keeps its columns where they are whatever the titles
+// hold: every row's id, phase, version count and date start at the same
+// cell, and every title too long for its column is cut at the same cell,
+// with an ellipsis. Widths are counted in cells, so wide runes and emoji
+// move nothing.
+func TestSessionsListColumnsAlign(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		w, h := size[0], size[1]
+		t.Run(fmt.Sprintf("%dx%d", w, h), func(t *testing.T) {
+			f := newFake(answeredSession()...)
+			f.sessions = unevenSessions()
+			m := newModel(t, f, "dark", w, h)
+			pressKeys(t, m, "ctrl+s")
+			screen := screenOf(m)
+			checkScreen(t, m.View().Content, w, h)
+			var rows []string
+			for _, l := range lines(screen) {
+				for _, s := range f.sessions {
+					if strings.Contains(l, short(s.ID)) {
+						rows = append(rows, l)
+					}
+				}
+			}
+			if len(rows) != len(f.sessions) {
+				t.Fatalf("%d rows of %d sessions:\n%s", len(rows), len(f.sessions), screen)
+			}
+			same := func(what string, at func(i int, row string) int) {
+				t.Helper()
+				want := -1
+				for i, row := range rows {
+					got := at(i, row)
+					if got < 0 {
+						t.Fatalf("no %s in row %q", what, row)
+					}
+					if want < 0 {
+						want = got
+					}
+					if got != want {
+						t.Fatalf("the %s of row %d starts at cell %d, row 1's at %d:\n%s", what, i+1, got, want, strings.Join(rows, "\n"))
+					}
+				}
+			}
+			same("id", func(i int, row string) int { return cellOf(row, short(f.sessions[i].ID)) })
+			same("phase", func(i int, row string) int {
+				return cellOf(row, strings.ReplaceAll(f.sessions[i].Phase.String(), "_", " "))
+			})
+			same("version count's end", func(i int, row string) int {
+				v := countOf(f.sessions[i].Versions, "version")
+				return cellOf(row, v) + ansi.StringWidth(v)
+			})
+			same("date", func(i int, row string) int { return cellOf(row, f.sessions[i].Updated.Local().Format("2006-01-02")) })
+			var cuts []int
+			for i, row := range rows {
+				if ansi.StringWidth(rows[i]) != w {
+					t.Fatalf("row %d is %d cells wide", i+1, ansi.StringWidth(rows[i]))
+				}
+				title := strings.Join(strings.Fields(f.sessions[i].Title), " ")
+				if title == "" || strings.Contains(row, title) {
+					continue // shown whole
+				}
+				end := cellOf(row, "…") + 1
+				if end == 0 {
+					t.Fatalf("title %q is cut without an ellipsis: %q", title, row)
+				}
+				cuts = append(cuts, end)
+			}
+			if len(cuts) < 3 {
+				t.Fatalf("%d titles were cut at %d cells, want 3 or more:\n%s", len(cuts), w, strings.Join(rows, "\n"))
+			}
+			// A wide rune that would straddle the column's end leaves its
+			// cell empty, so a cut ends at the column's last cell or the
+			// one before it.
+			if lo, hi := slices.Min(cuts), slices.Max(cuts); hi-lo > 1 {
+				t.Fatalf("titles are cut at cells %d to %d:\n%s", lo, hi, strings.Join(rows, "\n"))
+			}
+			// The dialog alone: the status line below it is not this test's.
+			golden.RequireEqual(t, []byte(plain(strings.Join(m.mainLines(), "\n"))))
+		})
+	}
+}

@@ -34,6 +34,8 @@ type fakeDriver struct {
 	deleted    []string
 	compacted  int
 	compactErr error       // what Compact returns
+	openErr    error       // what Open returns
+	deleteErr  error       // what Delete returns
 	exported   [][2]string // format, path
 	// paths are the versions of other branches, by tip: History of a
 	// version in none of them is the head's path cut there.
@@ -104,7 +106,7 @@ func (f *fakeDriver) Delete(id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.deleted = append(f.deleted, id)
-	return nil
+	return f.deleteErr
 }
 
 func (f *fakeDriver) Submit(text string) error {
@@ -172,7 +174,7 @@ func (f *fakeDriver) Open(id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.opened = append(f.opened, id)
-	return nil
+	return f.openErr
 }
 
 // A session that has everything to show: a plan half done, tool calls

@@ -195,7 +195,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case sessionsMsg:
 		return m, m.handleSessions(msg)
 	case errMsg:
-		return m, m.handleNotice("error: " + msg.err.Error())
+		return m, m.handleError(msg.err)
 	case editorMsg:
 		return m, m.handleEditor(msg)
 	case tickMsg:

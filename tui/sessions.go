@@ -18,6 +18,10 @@ type sessionList struct {
 	all    []SessionInfo
 	filter string
 	sel    int
+	// refused is set while the status line says why the last action was
+	// refused: the next key puts that away, and a letter typed to do so
+	// must not land in the filter.
+	refused bool
 }
 
 func (l *sessionList) visible() []SessionInfo {
@@ -68,6 +72,12 @@ func (m *Model) handleSessions(msg sessionsMsg) tea.Cmd {
 // start or delete.
 func (m *Model) sessionsKey(k tea.KeyPressMsg) tea.Cmd {
 	l, keys := m.sessions, keymap.Sessions
+	if l.refused {
+		l.refused, m.notice = false, ""
+		if k.Text != "" {
+			return nil
+		}
+	}
 	acts := l.filter == "" || k.Text == ""
 	switch {
 	case key.Matches(k, keys.Close):
@@ -128,6 +138,7 @@ func (m *Model) askDelete() tea.Cmd {
 	}
 	if s.ID == m.session.ID {
 		m.notice = "this session is open; open another one before deleting it"
+		m.sessions.refused = true
 		return nil
 	}
 	m.confirm = &confirmation{

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -121,5 +122,44 @@ func TestSessionsListColumnsAlign(t *testing.T) {
 			// The dialog alone: the status line below it is not this test's.
 			golden.RequireEqual(t, []byte(plain(strings.Join(m.mainLines(), "\n"))))
 		})
+	}
+}
+
+// A refusal in the sessions dialog (the session is in use by another
+// process, say) is read before anything else is typed: the next key puts
+// the notice away, and a letter goes no further, into the filter. Keys
+// after it filter as ever.
+func TestSessionsRefusalTakesTheNextKey(t *testing.T) {
+	busy := errors.New("session 9b8c7d6e5f4a3b2c is in use by another retrace process (pid 4242); open it read-only or close it there first")
+	for name, refuse := range map[string]func(*testing.T, *fakeDriver, *Model){
+		"delete": func(t *testing.T, f *fakeDriver, m *Model) {
+			f.deleteErr = busy
+			pressKeys(t, m, "down", "d", "y")
+		},
+		"open": func(t *testing.T, f *fakeDriver, m *Model) {
+			f.openErr = busy
+			pressKeys(t, m, "down", "enter")
+		},
+	} {
+		for _, size := range [][2]int{{80, 24}, {120, 40}} {
+			t.Run(fmt.Sprintf("%s/%dx%d", name, size[0], size[1]), func(t *testing.T) {
+				f := newFake(answeredSession()...)
+				m := newModel(t, f, "dark", size[0], size[1])
+				pressKeys(t, m, "ctrl+s")
+				refuse(t, f, m)
+				if s := statusText(m); m.mode != modeSessions || !strings.Contains(s, "error: session 9b8c") {
+					t.Fatalf("the refusal is not shown in the dialog (mode %v): %q", m.mode, s)
+				}
+				pressKeys(t, m, "x")
+				if m.sessions.filter != "" || len(m.sessions.visible()) != 2 || strings.Contains(statusText(m), "error: session 9b8c") {
+					t.Fatalf("after the refusal a key typed %q into the filter (status %q)", m.sessions.filter, statusText(m))
+				}
+				pressKeys(t, m, "o", "t")
+				if m.sessions.filter != "ot" {
+					t.Fatalf("later keys filter %q, want %q", m.sessions.filter, "ot")
+				}
+				checkScreen(t, m.View().Content, size[0], size[1])
+			})
+		}
 	}
 }

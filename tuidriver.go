@@ -165,7 +165,7 @@ func (d tuiDriver) Sessions() ([]tui.SessionInfo, error) {
 }
 
 func (d tuiDriver) Open(id string) error       { return d.ctrl.Open(id) }
-func (d tuiDriver) New() error                 { return d.ctrl.Create(storage.NewSession{}) }
+func (d tuiDriver) New() error                 { return d.ctrl.Draft(storage.NewSession{}) }
 func (d tuiDriver) Delete(id string) error     { return d.ctrl.Delete(id) }
 func (d tuiDriver) SetModel(name string) error { return d.ctrl.SetModel(name) }
 func (d tuiDriver) Compact() error             { return d.ctrl.Compact() }

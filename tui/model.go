@@ -115,6 +115,9 @@ func (m *Model) loadSession(info SessionInfo, head state.State) {
 }
 
 func (m *Model) setHead(s state.State) {
+	if m.session.ID == "" {
+		m.session.ID = s.SessionID // a new session's first message wrote it
+	}
 	if s.Phase != m.head.Phase || s.SessionID != m.head.SessionID {
 		m.since = m.opts.Now()
 	}

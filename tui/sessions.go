@@ -106,6 +106,15 @@ func (m *Model) sessionsKey(k tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
+// sessionName names the open session in few cells: its short id, or
+// "new" for one its first message has not written yet.
+func (m *Model) sessionName() string {
+	if m.session.ID == "" {
+		return "new"
+	}
+	return inert(short(m.session.ID))
+}
+
 func (m *Model) openSession(id string) tea.Cmd {
 	return m.switchSession(busyNotice("before you switch"), func() error { return m.d.Open(id) })
 }

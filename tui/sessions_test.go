@@ -163,3 +163,37 @@ func TestSessionsRefusalTakesTheNextKey(t *testing.T) {
 		}
 	}
 }
+
+// A new session has no id until its first message writes it: the status
+// line calls it new, and takes up the id, the title and the versions the
+// first task reports.
+func TestNewSessionTakesItsIDFromTheFirstMessage(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			f := newFake()
+			f.info, f.head = SessionInfo{Model: "gpt-test", Window: 128000}, state.New("")
+			m := newModel(t, f, "dark", size[0], size[1])
+			if s := statusText(m); !strings.HasPrefix(s, "new v0/0 ") {
+				t.Fatalf("a new session's status line: %q", s)
+			}
+			typed(t, m, "hello there")
+			written := f.info
+			written.ID, written.Title, written.Versions, written.Head = "5e55104e0123abcd", "hello there", 2, 2
+			first := state.New(written.ID)
+			first.Version = 1
+			m.Update(StateMsg{State: first})
+			done := first
+			done.Version, done.Phase = 2, state.Done
+			m.Update(TaskDoneMsg{Session: written, Head: done})
+			s := statusText(m)
+			want := "5e55104e hello there v2/2 "
+			if size[0] == 80 {
+				want = "5e55104e v2/2 " // the title is the first thing a narrow status line drops
+			}
+			if !strings.HasPrefix(s, want) || m.running {
+				t.Fatalf("after the first message the status line is %q (running %v)", s, m.running)
+			}
+			checkScreen(t, m.View().Content, size[0], size[1])
+		})
+	}
+}

@@ -12,7 +12,7 @@ func (m *Model) View() tea.View {
 	v := tea.NewView(m.Render())
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
-	v.WindowTitle = "retrace " + inert(short(m.session.ID))
+	v.WindowTitle = "retrace " + m.sessionName()
 	return v
 }
 
@@ -149,7 +149,7 @@ func (m *Model) statusLine() string {
 		right = s.KeyDesc.Render(clip(inert(m.notice), max(m.width/2, 10)))
 	}
 	for _, drop := range []int{0, 1, 2} {
-		parts := []string{s.Session.Render(inert(short(m.session.ID)))}
+		parts := []string{s.Session.Render(m.sessionName())}
 		if drop < 1 && title != "" {
 			parts = append(parts, title)
 		}

@@ -97,6 +97,7 @@ type Controller struct {
 	model    string   // set by SetModel: the model for every session from then on
 	info     storage.SessionInfo
 	readOnly bool
+	draft    *storage.NewSession // the open session, while it is in memory only
 	head     state.State
 	cursor   *storage.Cursor
 	agent    *agent.Agent
@@ -128,17 +129,74 @@ func New(ctx context.Context, st storage.Store, cfg Config) *Controller {
 
 // Create starts a new session and opens it.
 func (c *Controller) Create(ns storage.NewSession) error {
-	if ns.Model == "" {
-		ns.Model = c.defaultModel()
-	}
-	if ns.Workspace == "" {
-		ns.Workspace = c.cfg.Workspace.Root()
-	}
+	c.mu.Lock()
+	ns = c.completeLocked(ns)
+	c.mu.Unlock()
 	info, err := c.store.Create(c.base, ns)
 	if err != nil {
 		return err
 	}
 	return c.Open(info.ID)
+}
+
+// completeLocked fills in what a new session leaves out: the model and
+// the workspace of this controller.
+func (c *Controller) completeLocked(ns storage.NewSession) storage.NewSession {
+	if ns.Model == "" {
+		ns.Model = c.defaultModelLocked()
+	}
+	if ns.Workspace == "" {
+		ns.Workspace = c.cfg.Workspace.Root()
+	}
+	return ns
+}
+
+// Draft makes a new session the open one in memory only: the store holds
+// nothing of it, so no list shows it, until its first message, which
+// Submit writes it with. A draft left for another session, or closed,
+// leaves nothing behind. Until then its Info has no id, and what needs a
+// version (restore, compact, export) is ErrDraft.
+func (c *Controller) Draft(ns storage.NewSession) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.idleLocked(false); err != nil {
+		return err
+	}
+	if err := c.setHeadLocked(state.New("")); err != nil {
+		return err
+	}
+	c.letGoLocked("")
+	shown := c.completeLocked(ns)
+	c.info = storage.SessionInfo{Title: shown.Title, Model: shown.Model, Workspace: shown.Workspace}
+	c.readOnly, c.draft = false, &ns
+	return nil
+}
+
+// writeDraft writes the open draft to the store, titled after its first
+// message, and opens it for writing. Without a draft it does nothing. A
+// message that could not be sent (no key) writes nothing.
+func (c *Controller) writeDraft(text string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.draft == nil {
+		return nil
+	}
+	if err := c.idleLocked(false); err != nil {
+		return err
+	}
+	if err := c.ep.KeyProblem(); err != nil {
+		return err
+	}
+	// Completed now, not when drafted: /model may have changed it since.
+	ns := c.completeLocked(*c.draft)
+	if ns.Title == "" {
+		ns.Title = Title(text)
+	}
+	info, err := c.store.Create(c.base, ns)
+	if err != nil {
+		return err
+	}
+	return c.openLocked(info.ID, false)
 }
 
 // Open makes id the open session, claimed for writing. A session another
@@ -150,13 +208,19 @@ func (c *Controller) Open(id string) error {
 	if err := c.idleLocked(false); err != nil {
 		return err
 	}
+	return c.openLocked(id, c.cfg.ReadOnlyWhenBusy)
+}
+
+// openLocked opens id; readOnlyOK says what a session another process
+// writes does: open read-only, or refuse with its *storage.BusyError.
+func (c *Controller) openLocked(id string, readOnlyOK bool) error {
 	info, err := c.store.Session(c.base, id)
 	if err != nil {
 		return err
 	}
 	readOnly := false
 	if err := c.store.Claim(c.base, id); err != nil {
-		if !errors.Is(err, storage.ErrBusy) || !c.cfg.ReadOnlyWhenBusy {
+		if !errors.Is(err, storage.ErrBusy) || !readOnlyOK {
 			return err
 		}
 		readOnly = true
@@ -177,11 +241,17 @@ func (c *Controller) Open(id string) error {
 		}
 		return err
 	}
-	if c.info.ID != "" && c.info.ID != id && !c.readOnly {
+	c.letGoLocked(id)
+	c.info, c.readOnly, c.draft = info, readOnly, nil
+	return nil
+}
+
+// letGoLocked releases the claim on the open session, unless it is next,
+// the one to keep.
+func (c *Controller) letGoLocked(next string) {
+	if c.info.ID != "" && c.info.ID != next && !c.readOnly {
 		_ = c.store.Release(c.info.ID)
 	}
-	c.info, c.readOnly = info, readOnly
-	return nil
 }
 
 // setHeadLocked starts the agent afresh at head, with the endpoint the
@@ -239,11 +309,13 @@ func (c *Controller) Info() Info {
 }
 
 func (c *Controller) infoLocked() Info {
-	stored := c.info
-	if fresh, err := c.store.Session(c.base, c.info.ID); err == nil {
-		stored = fresh
+	out := Info{Session: c.info, Model: c.ep.Model, Endpoint: c.ep.Endpoint, Window: tokens.Window(c.ep.Model, c.cfg.ContextWindow), ReadOnly: c.readOnly, Commands: c.tools.Sandbox()}
+	if c.info.ID == "" {
+		return out // a draft: the store has nothing of it
 	}
-	out := Info{Session: stored, Model: c.ep.Model, Endpoint: c.ep.Endpoint, Window: tokens.Window(c.ep.Model, c.cfg.ContextWindow), ReadOnly: c.readOnly, Commands: c.tools.Sandbox()}
+	if fresh, err := c.store.Session(c.base, c.info.ID); err == nil {
+		out.Session = fresh
+	}
 	if t, err := c.store.Tree(c.base, c.info.ID); err == nil {
 		out.Branches = len(t.Branches)
 		for _, b := range t.Branches {
@@ -255,9 +327,7 @@ func (c *Controller) infoLocked() Info {
 	return out
 }
 
-func (c *Controller) defaultModel() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Controller) defaultModelLocked() string {
 	if c.model != "" {
 		return c.model
 	}
@@ -332,6 +402,8 @@ func (c *Controller) idleLocked(write bool) error {
 		return ErrClosed
 	case c.task != nil:
 		return ErrRunning
+	case write && c.draft != nil:
+		return ErrDraft
 	case write && c.info.ID == "":
 		return ErrNoSession
 	case write && c.readOnly:

@@ -31,6 +31,8 @@ type fakeDriver struct {
 
 	resumed    int
 	created    int
+	takenOver  int
+	takeErr    error // what TakeOver returns
 	deleted    []string
 	compacted  int
 	compactErr error       // what Compact returns
@@ -168,6 +170,18 @@ func (f *fakeDriver) FileDiffs(changes []state.FileChange) ([]FileDiff, error) {
 			Unified: "--- a/" + c.Path + "\n+++ b/" + c.Path + "\n@@ -1 +1 @@\n-old\n+new\n"}
 	}
 	return out, nil
+}
+
+// TakeOver makes the session writable, unless takeErr says no.
+func (f *fakeDriver) TakeOver() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.takenOver++
+	if f.takeErr != nil {
+		return f.takeErr
+	}
+	f.info.ReadOnly = false
+	return nil
 }
 
 func (f *fakeDriver) Open(id string) error {

@@ -185,6 +185,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.handleApproval(msg)
 	case SessionChangedMsg:
 		return m, m.handleSessionChanged(msg)
+	case FollowedMsg:
+		return m, m.handleFollowed(msg)
+	case WriterGoneMsg:
+		return m, m.handleWriterGone()
+	case askTakeOverMsg:
+		return m, m.offerTakeOver(msg)
 	case restoredMsg:
 		return m, m.handleRestored(msg)
 	case filesChangedMsg:

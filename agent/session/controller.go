@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"sync"
+	"time"
 
 	"retrace/agent"
 	"retrace/agent/llm"
@@ -45,6 +46,10 @@ type Config struct {
 	// ReadOnlyWhenBusy opens a session another process writes read-only,
 	// to look at, instead of refusing it.
 	ReadOnlyWhenBusy bool
+	// Follow is how often a read-only session looks for its writer's
+	// new checkpoints, and whether the writer let it go; 0 is every half
+	// second.
+	Follow time.Duration
 	// Sandbox is how run_command's commands are confined.
 	Sandbox sandbox.Mode
 	// Files says which workspace files are tracked and how large a file's
@@ -98,6 +103,7 @@ type Controller struct {
 	info     storage.SessionInfo
 	readOnly bool
 	draft    *storage.NewSession // the open session, while it is in memory only
+	follower *follower           // watches the open session while it is read-only
 	head     state.State
 	cursor   *storage.Cursor
 	agent    *agent.Agent
@@ -166,6 +172,7 @@ func (c *Controller) Draft(ns storage.NewSession) error {
 		return err
 	}
 	c.letGoLocked("")
+	c.unfollowLocked()
 	shown := c.completeLocked(ns)
 	c.info = storage.SessionInfo{Title: shown.Title, Model: shown.Model, Workspace: shown.Workspace}
 	c.readOnly, c.draft = false, &ns
@@ -236,13 +243,17 @@ func (c *Controller) openLocked(id string, readOnlyOK bool) error {
 		}
 	}
 	if err != nil {
-		if !readOnly && id != c.info.ID {
+		if !readOnly && (id != c.info.ID || c.readOnly) { // claimed here, just now
 			_ = c.store.Release(id)
 		}
 		return err
 	}
 	c.letGoLocked(id)
+	c.unfollowLocked()
 	c.info, c.readOnly, c.draft = info, readOnly, nil
+	if readOnly {
+		c.followLocked()
+	}
 	return nil
 }
 
@@ -373,11 +384,14 @@ func (c *Controller) Close() error {
 		return nil
 	}
 	c.closed = true
-	t := c.task
+	t, f := c.task, c.unfollowLocked()
 	c.mu.Unlock()
 	c.end()
 	if t != nil {
 		<-t.done
+	}
+	if f != nil {
+		<-f.done
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

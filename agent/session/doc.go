@@ -30,6 +30,16 @@
 //		}
 //	}
 //
+// # Read-only sessions
+//
+// A session opened read-only follows its writer: every Config.Follow the
+// controller reads the session's summary, off every caller's goroutine
+// and without holding its own lock while it reads, and a checkpoint, a
+// rollback or a new title there comes as Followed. When the writer lets
+// the session go, WriterGone says so once, and TakeOver makes this
+// controller the writer (refused with the other process's busy error if
+// one claimed it first).
+//
 // # Delivery
 //
 // Publishing never blocks the agent. Every StateChanged, ApprovalNeeded,

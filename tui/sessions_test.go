@@ -197,3 +197,19 @@ func TestNewSessionTakesItsIDFromTheFirstMessage(t *testing.T) {
 		})
 	}
 }
+
+// A first task that ends before its first checkpoint (the store refused
+// it) still hands the new session its id: the controller wrote the
+// session, and the status line must not go on calling it new.
+func TestNewSessionTakesItsIDWithoutACheckpoint(t *testing.T) {
+	f := newFake()
+	f.info, f.head = SessionInfo{Model: "gpt-test", Window: 128000}, state.New("")
+	m := newModel(t, f, "dark", 120, 40)
+	typed(t, m, "hello there")
+	written := f.info
+	written.ID, written.Title = "5e55104e0123abcd", "hello there"
+	m.Update(TaskDoneMsg{Err: errors.New("disk full"), Session: written, Head: state.New(written.ID)})
+	if s := statusText(m); !strings.HasPrefix(s, "5e55104e hello there v0/0 ") {
+		t.Fatalf("after a first task with no checkpoint the status line is %q", s)
+	}
+}

@@ -68,7 +68,7 @@ func (m *Model) handleTaskDone(msg TaskDoneMsg) tea.Cmd {
 	m.running = false
 	m.approval = nil
 	m.conv.EndStream()
-	if msg.Session.ID == m.session.ID {
+	if msg.Session.ID == m.session.ID || m.session.ID == "" { // "": its first message wrote a new session
 		m.session = msg.Session
 		m.setHead(msg.Head)
 	}

@@ -89,10 +89,12 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	defer dm.close()
 	ctrl := session.New(ctx, st, cfg.session(ws, cfg.AllowedTools, true, dm))
 	defer ctrl.Close()
+	// A new session is a draft its first message writes: a retrace quit
+	// before anything was typed leaves no empty session to list.
 	if id != "" {
 		err = ctrl.Open(id)
 	} else {
-		err = ctrl.Create(storage.NewSession{})
+		err = ctrl.Draft(storage.NewSession{})
 	}
 	if err != nil {
 		return err
@@ -137,10 +139,14 @@ func talksToDemo(ctx context.Context, st storage.Store, id string, cfg config) b
 	return err == nil && cfg.endpointOf(head.Endpoint).BaseURL == demoEndpoint
 }
 
-// farewell says how to come back, and drops a session left empty.
+// farewell says how to come back, and drops a session left empty. A
+// draft (id "") was never written: there is nothing to come back to.
 func farewell(ctx context.Context, c *cli, st storage.Store, id string, runErr error) error {
 	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) && !errors.Is(runErr, context.Canceled) {
 		return fmt.Errorf("interface: %w", runErr)
+	}
+	if id == "" {
+		return nil
 	}
 	info, err := st.Session(ctx, id)
 	if err != nil {

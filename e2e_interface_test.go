@@ -16,18 +16,12 @@ import (
 // terminal's bracketed paste and is sent whole, Ctrl+C takes back a draft
 // before it quits, and the timeline reads a past version's first message.
 func TestInterfaceInTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("RETRACE_E2E") == "1" {
-			t.Fatal("RETRACE_E2E=1 but tmux is not installed (apt-get install tmux)")
-		}
-		t.Skip("tmux is not installed; .ci/run installs it and runs this test")
-	}
+	needTmux(t)
 	bin := builtBinary(t)
 	for _, size := range [][2]int{{80, 24}, {120, 40}} {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
 			dir := t.TempDir()
-			env := fmt.Sprintf("env -u NO_COLOR TERM=xterm-256color XDG_DATA_HOME=%s XDG_CONFIG_HOME=%s XDG_CACHE_HOME=%s",
-				filepath.Join(dir, "data"), filepath.Join(dir, "config"), filepath.Join(dir, "cache"))
+			env := terminalEnv(dir)
 			db := filepath.Join(dir, "retrace.db")
 			term := newSizedTmux(t, size[0], size[1], fmt.Sprintf("%s %s --demo --db %s; echo EXIT=$?; sleep 30", env, bin, db))
 			term.waitFor(t, "Message retrace")
@@ -86,24 +80,6 @@ func TestInterfaceInTmux(t *testing.T) {
 			term.waitFor(t, "EXIT=0")
 		})
 	}
-}
-
-// newSizedTmux is a terminal of a given size.
-func newSizedTmux(t *testing.T, width, height int, command string) *tmux {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "rt-tmux")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tm := &tmux{socket: filepath.Join(dir, "s")}
-	t.Cleanup(func() {
-		tm.close()
-		os.RemoveAll(dir)
-	})
-	if out, err := tm.run("-f", "/dev/null", "new-session", "-d", "-x", fmt.Sprint(width), "-y", fmt.Sprint(height), command); err != nil {
-		t.Fatalf("tmux: %v\n%s", err, out)
-	}
-	return tm
 }
 
 // must runs a tmux command that has to work.

@@ -3,31 +3,11 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 )
-
-// needTmux skips a terminal test where tmux is missing, unless
-// RETRACE_E2E=1 demands it (as TestEndToEndInTmux does).
-func needTmux(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("RETRACE_E2E") == "1" {
-			t.Fatal("RETRACE_E2E=1 but tmux is not installed (apt-get install tmux)")
-		}
-		t.Skip("tmux is not installed; .ci/run installs it and runs this test")
-	}
-}
-
-// terminalEnv is a clean environment for retrace in tmux: its data,
-// config and cache in dir.
-func terminalEnv(dir string) string {
-	return fmt.Sprintf("env -u NO_COLOR TERM=xterm-256color XDG_DATA_HOME=%s XDG_CONFIG_HOME=%s XDG_CACHE_HOME=%s",
-		filepath.Join(dir, "data"), filepath.Join(dir, "config"), filepath.Join(dir, "cache"))
-}
 
 // The first screen, as `go run . --demo` shows it: the welcome names the
 // demo model and the way back as `go run .` (the binary is in a go-build

@@ -19,17 +19,11 @@ import (
 // It needs tmux. .ci/run installs it; without it the test says so and is
 // skipped, unless RETRACE_E2E=1 demands it.
 func TestEndToEndInTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("RETRACE_E2E") == "1" {
-			t.Fatal("RETRACE_E2E=1 but tmux is not installed (apt-get install tmux)")
-		}
-		t.Skip("tmux is not installed; .ci/run installs it and runs this test")
-	}
+	needTmux(t)
 	dir := t.TempDir()
 	bin := builtBinary(t)
 	db := filepath.Join(dir, "retrace.db")
-	env := fmt.Sprintf("env -u NO_COLOR TERM=xterm-256color XDG_DATA_HOME=%s XDG_CONFIG_HOME=%s XDG_CACHE_HOME=%s",
-		filepath.Join(dir, "data"), filepath.Join(dir, "config"), filepath.Join(dir, "cache"))
+	env := terminalEnv(dir)
 	notes := filepath.Join(dir, "data", "retrace", "demo-workspace", "NOTES.md") // --demo's sample project
 
 	term := newTmux(t, fmt.Sprintf("%s %s --demo --db %s; echo EXIT=$?; sleep 30", env, bin, db))
@@ -98,7 +92,29 @@ func TestEndToEndInTmux(t *testing.T) {
 // away from the user's own tmux server and its configuration.
 type tmux struct{ socket string }
 
-func newTmux(t *testing.T, command string) *tmux {
+// needTmux skips a terminal test where tmux is missing, unless
+// RETRACE_E2E=1 demands it.
+func needTmux(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("RETRACE_E2E") == "1" {
+			t.Fatal("RETRACE_E2E=1 but tmux is not installed (apt-get install tmux)")
+		}
+		t.Skip("tmux is not installed; .ci/run installs it and runs this test")
+	}
+}
+
+// terminalEnv is a clean environment for retrace in tmux: its data,
+// config and cache in dir.
+func terminalEnv(dir string) string {
+	return fmt.Sprintf("env -u NO_COLOR TERM=xterm-256color XDG_DATA_HOME=%s XDG_CONFIG_HOME=%s XDG_CACHE_HOME=%s",
+		filepath.Join(dir, "data"), filepath.Join(dir, "config"), filepath.Join(dir, "cache"))
+}
+
+func newTmux(t *testing.T, command string) *tmux { return newSizedTmux(t, 120, 40, command) }
+
+// newSizedTmux is a terminal width×height cells.
+func newSizedTmux(t *testing.T, width, height int, command string) *tmux {
 	t.Helper()
 	// A Unix socket path is limited to about 100 bytes, so it lives in a
 	// short directory of its own rather than under t.TempDir's long name.
@@ -111,7 +127,7 @@ func newTmux(t *testing.T, command string) *tmux {
 		tm.close()
 		os.RemoveAll(dir)
 	})
-	if out, err := tm.run("-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", command); err != nil {
+	if out, err := tm.run("-f", "/dev/null", "new-session", "-d", "-x", fmt.Sprint(width), "-y", fmt.Sprint(height), command); err != nil {
 		t.Fatalf("tmux: %v\n%s", err, out)
 	}
 	return tm

@@ -537,8 +537,10 @@ func TestTUITimelineBranchChoice(t *testing.T) {
 	}
 }
 
-// The sessions dialog: n starts a session and lets the old one go; d asks,
-// and y deletes; the open session and one another process writes stay.
+// The sessions dialog: d asks, and y deletes; the open session and one
+// another process writes stay. n starts a session (written by its first
+// message: TestTUINewSessionIsWrittenByItsFirstMessage) and lets the old
+// one go.
 func TestTUISessionsDialog(t *testing.T) {
 	r := newTUIRig(t)
 	old := r.seed("old work", [2]string{"old question", "Old answer."})
@@ -554,43 +556,40 @@ func TestTUISessionsDialog(t *testing.T) {
 	p := r.open(r.ctrl, 200, 40) // wide enough for the whole error in the status line
 	p.press("ctrl+s")
 	p.untilShown("old work", "held elsewhere", "in use elsewhere (opens read-only)")
-	p.press("n")
-	s := p.until("a new session", func(s string) bool {
-		// The dialog's frame: the welcome names the workspace, whose
-		// temporary path holds the test's name.
-		return !strings.Contains(s, "╭ Sessions") && !strings.Contains(lastLine(s), current[:8])
-	})
-	fresh := r.ctrl.Info().Session.ID
-	if fresh == current || !strings.Contains(lastLine(s), fresh[:8]) {
-		t.Fatalf("after n the status line names %q; the controller has %s open", lastLine(s), fresh)
-	}
-	if _, busy := r.openStore().Holder(current); busy {
-		t.Fatal("the session left is still claimed")
-	}
-	if list, _ := r.store.Sessions(context.Background()); len(list) != 4 {
-		t.Fatalf("%d sessions after n, want 4", len(list))
-	}
 
-	// Newest first: the new one, current, held, old.
-	p.press("ctrl+s")
-	p.untilShown("old work")
-	p.press("down", "down", "down", "d")
+	// Newest first: current, held, old.
+	p.press("down", "down", "d")
 	p.untilShown(`Delete session ` + old[:8] + ` "old work" and all its 2 versions? (y/n)`)
 	p.press("y")
 	p.until("the list without old work", func(s string) bool { return strings.Contains(s, "held elsewhere") && !strings.Contains(s, "old work") })
 	if _, err := r.store.Session(context.Background(), old); !errors.Is(err, storage.ErrSessionNotFound) {
 		t.Fatalf("the deleted session: %v", err)
 	}
-	p.press("down", "down", "d")
+	p.press("down", "d") // the list came back with the first row chosen
 	p.untilShown(`Delete session ` + held[:8] + ` "held elsewhere"`)
 	p.press("y")
 	p.untilShown("error: ", "in use by another retrace process")
-	p.press("up", "up", "d")
+	p.press("up", "d")
 	p.untilShown("this session is open; open another one before deleting it")
-	for _, id := range []string{held, current, fresh} {
+	for _, id := range []string{held, current} {
 		if _, err := r.store.Session(context.Background(), id); err != nil {
 			t.Fatalf("session %s went: %v", id, err)
 		}
+	}
+
+	p.press("esc", "ctrl+s")
+	p.untilShown("type to filter")
+	p.press("n")
+	s := p.until("a new session", func(s string) bool {
+		// The dialog's frame: the welcome names the workspace, whose
+		// temporary path holds the test's name.
+		return !strings.Contains(s, "╭ Sessions") && !strings.Contains(lastLine(s), current[:8])
+	})
+	if !strings.HasPrefix(lastLine(s), "new ") || r.ctrl.Info().Session.ID != "" {
+		t.Fatalf("after n the status line is %q; the controller has %q open", lastLine(s), r.ctrl.Info().Session.ID)
+	}
+	if _, busy := r.openStore().Holder(current); busy {
+		t.Fatal("the session left is still claimed")
 	}
 }
 

@@ -49,6 +49,10 @@ func (d tuiDriver) message(ev session.Event) tea.Msg {
 		return approvalMsg(ev)
 	case session.TaskDone:
 		return tui.TaskDoneMsg{Err: ev.Err, Interrupted: ev.Interrupted(), Session: d.info(ev.Info), Head: ev.State}
+	case session.Followed:
+		return tui.FollowedMsg{Session: d.info(ev.Info), Head: ev.State}
+	case session.WriterGone:
+		return tui.WriterGoneMsg{}
 	}
 	return nil
 }
@@ -165,7 +169,8 @@ func (d tuiDriver) Sessions() ([]tui.SessionInfo, error) {
 }
 
 func (d tuiDriver) Open(id string) error       { return d.ctrl.Open(id) }
-func (d tuiDriver) New() error                 { return d.ctrl.Create(storage.NewSession{}) }
+func (d tuiDriver) TakeOver() error            { return d.ctrl.TakeOver() }
+func (d tuiDriver) New() error                 { return d.ctrl.Draft(storage.NewSession{}) }
 func (d tuiDriver) Delete(id string) error     { return d.ctrl.Delete(id) }
 func (d tuiDriver) SetModel(name string) error { return d.ctrl.SetModel(name) }
 func (d tuiDriver) Compact() error             { return d.ctrl.Compact() }

@@ -17,7 +17,8 @@ import (
 // once the message before it is handled.
 type Driver interface {
 	// Next waits for the session's next report and returns it: a
-	// StateMsg, DeltaMsg, RetryMsg, NoticeMsg, ApprovalMsg or TaskDoneMsg.
+	// StateMsg, DeltaMsg, RetryMsg, NoticeMsg, ApprovalMsg or TaskDoneMsg;
+	// for a read-only session, FollowedMsg or WriterGoneMsg.
 	// It returns nil once the driver is closed.
 	Next() tea.Msg
 	// Current is the open session and its state at the head.
@@ -50,6 +51,9 @@ type Driver interface {
 	Sessions() ([]SessionInfo, error)
 	// Open switches to a session (read-only if another process writes it).
 	Open(id string) error
+	// TakeOver makes this process the writer of the read-only session
+	// open, after WriterGoneMsg said its writer let it go.
+	TakeOver() error
 	// New starts a new session and switches to it.
 	New() error
 	// Delete removes a session other than the open one.
@@ -194,3 +198,14 @@ type SessionChangedMsg struct {
 	Session SessionInfo
 	Head    state.State
 }
+
+// FollowedMsg carries a read-only session as the process writing it
+// moved it on.
+type FollowedMsg struct {
+	Session SessionInfo
+	Head    state.State
+}
+
+// WriterGoneMsg says the process writing the read-only session let it
+// go: Driver.TakeOver makes this one its writer.
+type WriterGoneMsg struct{}

@@ -31,9 +31,13 @@ type fakeDriver struct {
 
 	resumed    int
 	created    int
+	takenOver  int
+	takeErr    error // what TakeOver returns
 	deleted    []string
 	compacted  int
 	compactErr error       // what Compact returns
+	openErr    error       // what Open returns
+	deleteErr  error       // what Delete returns
 	exported   [][2]string // format, path
 	// paths are the versions of other branches, by tip: History of a
 	// version in none of them is the head's path cut there.
@@ -104,7 +108,7 @@ func (f *fakeDriver) Delete(id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.deleted = append(f.deleted, id)
-	return nil
+	return f.deleteErr
 }
 
 func (f *fakeDriver) Submit(text string) error {
@@ -168,11 +172,23 @@ func (f *fakeDriver) FileDiffs(changes []state.FileChange) ([]FileDiff, error) {
 	return out, nil
 }
 
+// TakeOver makes the session writable, unless takeErr says no.
+func (f *fakeDriver) TakeOver() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.takenOver++
+	if f.takeErr != nil {
+		return f.takeErr
+	}
+	f.info.ReadOnly = false
+	return nil
+}
+
 func (f *fakeDriver) Open(id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.opened = append(f.opened, id)
-	return nil
+	return f.openErr
 }
 
 // A session that has everything to show: a plan half done, tool calls

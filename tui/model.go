@@ -118,6 +118,9 @@ func (m *Model) loadSession(info SessionInfo, head state.State) {
 }
 
 func (m *Model) setHead(s state.State) {
+	if m.session.ID == "" {
+		m.session.ID = s.SessionID // a new session's first message wrote it
+	}
 	if s.Phase != m.head.Phase || s.SessionID != m.head.SessionID {
 		m.since = m.opts.Now()
 	}
@@ -186,6 +189,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.handleApproval(msg)
 	case SessionChangedMsg:
 		return m, m.handleSessionChanged(msg)
+	case FollowedMsg:
+		return m, m.handleFollowed(msg)
+	case WriterGoneMsg:
+		return m, m.handleWriterGone()
+	case askTakeOverMsg:
+		return m, m.offerTakeOver(msg)
 	case restoredMsg:
 		return m, m.handleRestored(msg)
 	case filesChangedMsg:
@@ -199,7 +208,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case sessionsMsg:
 		return m, m.handleSessions(msg)
 	case errMsg:
-		return m, m.handleNotice("error: " + msg.err.Error())
+		return m, m.handleError(msg.err)
 	case editorMsg:
 		return m, m.handleEditor(msg)
 	case tickMsg:

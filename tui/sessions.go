@@ -6,7 +6,9 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
+	"retrace/state"
 	"retrace/themes"
 )
 
@@ -16,6 +18,10 @@ type sessionList struct {
 	all    []SessionInfo
 	filter string
 	sel    int
+	// refused is set while the status line says why the last action was
+	// refused: the next key puts that away, and a letter typed to do so
+	// must not land in the filter.
+	refused bool
 }
 
 func (l *sessionList) visible() []SessionInfo {
@@ -66,6 +72,12 @@ func (m *Model) handleSessions(msg sessionsMsg) tea.Cmd {
 // start or delete.
 func (m *Model) sessionsKey(k tea.KeyPressMsg) tea.Cmd {
 	l, keys := m.sessions, keymap.Sessions
+	if l.refused {
+		l.refused, m.notice = false, ""
+		if k.Text != "" {
+			return nil
+		}
+	}
 	acts := l.filter == "" || k.Text == ""
 	switch {
 	case key.Matches(k, keys.Close):
@@ -92,6 +104,15 @@ func (m *Model) sessionsKey(k tea.KeyPressMsg) tea.Cmd {
 		l.sel = 0
 	}
 	return nil
+}
+
+// sessionName names the open session in few cells: its short id, or
+// "new" for one its first message has not written yet.
+func (m *Model) sessionName() string {
+	if m.session.ID == "" {
+		return "new"
+	}
+	return inert(short(m.session.ID))
 }
 
 func (m *Model) openSession(id string) tea.Cmd {
@@ -126,6 +147,7 @@ func (m *Model) askDelete() tea.Cmd {
 	}
 	if s.ID == m.session.ID {
 		m.notice = "this session is open; open another one before deleting it"
+		m.sessions.refused = true
 		return nil
 	}
 	m.confirm = &confirmation{
@@ -148,7 +170,7 @@ func (l *sessionList) lines(st *themes.Styles, width, height int) []string {
 	s := st.Sessions
 	filter := "type to filter"
 	if l.filter != "" {
-		filter = "filter: " + l.filter
+		filter = "filter: " + inert(l.filter)
 	}
 	k := keymap.Sessions
 	out := []string{s.Filter.Render(filter) + s.Meta.Render(fmt.Sprintf("  ·  %s open · %s new · %s delete · %s back",
@@ -157,27 +179,79 @@ func (l *sessionList) lines(st *themes.Styles, width, height int) []string {
 	if len(vis) == 0 {
 		return append(out, s.Meta.Render("no sessions match"))
 	}
+	cols := columnsFor(vis, width)
+	if cols.busy > 0 {
+		out[1] = s.Busy.Render(busyWord) + s.Meta.Render(" elsewhere (opens read-only): another retrace process has it open")
+	}
 	room := max(height-len(out), 1)
 	first := min(max(l.sel-room/2, 0), max(len(vis)-room, 0))
 	for i := first; i < len(vis) && len(out) < height; i++ {
-		x := vis[i]
-		busy := ""
-		if x.Busy {
-			busy = "  in use elsewhere (opens read-only)"
-		}
-		meta := fmt.Sprintf("  %-17s %3d versions  %s%s", x.Phase, x.Versions, x.Updated.Local().Format("2006-01-02 15:04"), busy)
-		title := clip(inert(x.Title), max(width-visibleWidth(meta)-12, 8))
-		line := fmt.Sprintf("%s  %s", inert(short(x.ID)), title)
-		style := s.Row
-		mark := "  "
+		style, mark := s.Row, "  "
 		if i == l.sel {
 			style, mark = s.Selected, "▸ "
 		}
-		row := style.Render(mark+line) + s.Meta.Render(meta)
-		if x.Busy {
-			row = style.Render(mark+line) + s.Busy.Render(meta)
-		}
-		out = append(out, row)
+		out = append(out, cols.row(st, vis[i], style, mark))
 	}
 	return out
+}
+
+// busyWord marks a session another process has open.
+const busyWord = "in use"
+
+// sessionColumns are the widths, in cells, of the list's columns: one set
+// for every row, so the columns line up whatever the titles hold.
+type sessionColumns struct {
+	title, phase, versions, busy int
+	date                         string // the layout of the date column
+}
+
+// columnsFor sizes the columns to the rows shown and gives the title
+// what is left of width. When that is little, the date loses its time.
+func columnsFor(vis []SessionInfo, width int) sessionColumns {
+	c := sessionColumns{date: "2006-01-02 15:04"}
+	for _, x := range vis {
+		c.phase = max(c.phase, visibleWidth(phaseLabel(x.Phase)))
+		c.versions = max(c.versions, visibleWidth(countOf(x.Versions, "version")))
+		if x.Busy {
+			c.busy = visibleWidth(busyWord)
+		}
+	}
+	// mark, id, and two cells before each column after the id
+	fixed := 2 + 8 + 2 + 2 + c.phase + 2 + c.versions + 2
+	if c.busy > 0 {
+		fixed += 2 + c.busy
+	}
+	c.title = width - fixed - len(c.date)
+	if c.title < 16 {
+		c.date = "2006-01-02"
+		c.title = width - fixed - len(c.date)
+	}
+	c.title = max(c.title, 8)
+	return c
+}
+
+// row draws one session in the columns.
+func (c sessionColumns) row(st *themes.Styles, x SessionInfo, style lipgloss.Style, mark string) string {
+	s := st.Sessions
+	left := mark + pad(inert(short(x.ID)), 8) + "  " + pad(clip(inert(x.Title), c.title), c.title)
+	meta := "  " + pad(phaseLabel(x.Phase), c.phase) + "  " +
+		padLeft(countOf(x.Versions, "version"), c.versions) + "  " + x.Updated.Local().Format(c.date)
+	row := style.Render(left) + s.Meta.Render(meta)
+	if x.Busy {
+		row += s.Busy.Render("  " + busyWord)
+	}
+	return row
+}
+
+// phaseLabel is a phase as the list writes it.
+func phaseLabel(p state.Phase) string { return strings.ReplaceAll(p.String(), "_", " ") }
+
+// pad fills plain text with spaces to width cells; padLeft puts them
+// before it. Text already wider is left as it is.
+func pad(s string, width int) string {
+	return s + strings.Repeat(" ", max(width-visibleWidth(s), 0))
+}
+
+func padLeft(s string, width int) string {
+	return strings.Repeat(" ", max(width-visibleWidth(s), 0)) + s
 }

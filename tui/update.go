@@ -59,11 +59,21 @@ func (m *Model) handleNotice(text string) tea.Cmd {
 	return nil
 }
 
+// handleError shows what a command's driver call failed with. In the
+// sessions dialog it is a refusal to read before typing on.
+func (m *Model) handleError(err error) tea.Cmd {
+	m.notice = "error: " + err.Error()
+	if m.mode == modeSessions && m.sessions != nil {
+		m.sessions.refused = true
+	}
+	return nil
+}
+
 func (m *Model) handleTaskDone(msg TaskDoneMsg) tea.Cmd {
 	m.running = false
 	m.approval = nil
 	m.conv.EndStream()
-	if msg.Session.ID == m.session.ID {
+	if msg.Session.ID == m.session.ID || m.session.ID == "" { // "": its first message wrote a new session
 		m.session = msg.Session
 		m.setHead(msg.Head)
 	}

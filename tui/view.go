@@ -16,7 +16,7 @@ func (m *Model) View() tea.View {
 	if m.mouseOff {
 		v.MouseMode = tea.MouseModeNone
 	}
-	v.WindowTitle = "retrace " + inert(short(m.session.ID))
+	v.WindowTitle = "retrace " + m.sessionName()
 	return v
 }
 
@@ -154,7 +154,7 @@ func (m *Model) statusLine() string {
 		right = style.Render(text)
 	}
 	for _, drop := range []int{0, 1, 2} {
-		parts := []string{s.Session.Render(inert(short(m.session.ID)))}
+		parts := []string{s.Session.Render(m.sessionName())}
 		if drop < 1 && title != "" {
 			parts = append(parts, title)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"sync"
+	"time"
 
 	"retrace/agent"
 	"retrace/agent/llm"
@@ -45,6 +46,10 @@ type Config struct {
 	// ReadOnlyWhenBusy opens a session another process writes read-only,
 	// to look at, instead of refusing it.
 	ReadOnlyWhenBusy bool
+	// Follow is how often a read-only session looks for its writer's
+	// new checkpoints, and whether the writer let it go; 0 is every half
+	// second.
+	Follow time.Duration
 	// Sandbox is how run_command's commands are confined.
 	Sandbox sandbox.Mode
 	// Files says which workspace files are tracked and how large a file's
@@ -97,6 +102,8 @@ type Controller struct {
 	model    string   // set by SetModel: the model for every session from then on
 	info     storage.SessionInfo
 	readOnly bool
+	draft    *storage.NewSession // the open session, while it is in memory only
+	follower *follower           // watches the open session while it is read-only
 	head     state.State
 	cursor   *storage.Cursor
 	agent    *agent.Agent
@@ -128,17 +135,26 @@ func New(ctx context.Context, st storage.Store, cfg Config) *Controller {
 
 // Create starts a new session and opens it.
 func (c *Controller) Create(ns storage.NewSession) error {
-	if ns.Model == "" {
-		ns.Model = c.defaultModel()
-	}
-	if ns.Workspace == "" {
-		ns.Workspace = c.cfg.Workspace.Root()
-	}
+	c.mu.Lock()
+	ns = c.completeLocked(ns)
+	c.mu.Unlock()
 	info, err := c.store.Create(c.base, ns)
 	if err != nil {
 		return err
 	}
 	return c.Open(info.ID)
+}
+
+// completeLocked fills in what a new session leaves out: the model and
+// the workspace of this controller.
+func (c *Controller) completeLocked(ns storage.NewSession) storage.NewSession {
+	if ns.Model == "" {
+		ns.Model = c.defaultModelLocked()
+	}
+	if ns.Workspace == "" {
+		ns.Workspace = c.cfg.Workspace.Root()
+	}
+	return ns
 }
 
 // Open makes id the open session, claimed for writing. A session another
@@ -150,13 +166,19 @@ func (c *Controller) Open(id string) error {
 	if err := c.idleLocked(false); err != nil {
 		return err
 	}
+	return c.openLocked(id, c.cfg.ReadOnlyWhenBusy)
+}
+
+// openLocked opens id; readOnlyOK says what a session another process
+// writes does: open read-only, or refuse with its *storage.BusyError.
+func (c *Controller) openLocked(id string, readOnlyOK bool) error {
 	info, err := c.store.Session(c.base, id)
 	if err != nil {
 		return err
 	}
 	readOnly := false
 	if err := c.store.Claim(c.base, id); err != nil {
-		if !errors.Is(err, storage.ErrBusy) || !c.cfg.ReadOnlyWhenBusy {
+		if !errors.Is(err, storage.ErrBusy) || !readOnlyOK {
 			return err
 		}
 		readOnly = true
@@ -172,16 +194,26 @@ func (c *Controller) Open(id string) error {
 		}
 	}
 	if err != nil {
-		if !readOnly && id != c.info.ID {
+		if !readOnly && (id != c.info.ID || c.readOnly) { // claimed here, just now
 			_ = c.store.Release(id)
 		}
 		return err
 	}
-	if c.info.ID != "" && c.info.ID != id && !c.readOnly {
+	c.letGoLocked(id)
+	c.unfollowLocked()
+	c.info, c.readOnly, c.draft = info, readOnly, nil
+	if readOnly {
+		c.followLocked()
+	}
+	return nil
+}
+
+// letGoLocked releases the claim on the open session, unless it is next,
+// the one to keep.
+func (c *Controller) letGoLocked(next string) {
+	if c.info.ID != "" && c.info.ID != next && !c.readOnly {
 		_ = c.store.Release(c.info.ID)
 	}
-	c.info, c.readOnly = info, readOnly
-	return nil
 }
 
 // setHeadLocked starts the agent afresh at head, with the endpoint the
@@ -239,11 +271,13 @@ func (c *Controller) Info() Info {
 }
 
 func (c *Controller) infoLocked() Info {
-	stored := c.info
-	if fresh, err := c.store.Session(c.base, c.info.ID); err == nil {
-		stored = fresh
+	out := Info{Session: c.info, Model: c.ep.Model, Endpoint: c.ep.Endpoint, Window: tokens.Window(c.ep.Model, c.cfg.ContextWindow), ReadOnly: c.readOnly, Commands: c.tools.Sandbox()}
+	if c.info.ID == "" {
+		return out // a draft: the store has nothing of it
 	}
-	out := Info{Session: stored, Model: c.ep.Model, Endpoint: c.ep.Endpoint, Window: tokens.Window(c.ep.Model, c.cfg.ContextWindow), ReadOnly: c.readOnly, Commands: c.tools.Sandbox()}
+	if fresh, err := c.store.Session(c.base, c.info.ID); err == nil {
+		out.Session = fresh
+	}
 	if t, err := c.store.Tree(c.base, c.info.ID); err == nil {
 		out.Branches = len(t.Branches)
 		for _, b := range t.Branches {
@@ -255,9 +289,7 @@ func (c *Controller) infoLocked() Info {
 	return out
 }
 
-func (c *Controller) defaultModel() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Controller) defaultModelLocked() string {
 	if c.model != "" {
 		return c.model
 	}
@@ -303,11 +335,14 @@ func (c *Controller) Close() error {
 		return nil
 	}
 	c.closed = true
-	t := c.task
+	t, f := c.task, c.unfollowLocked()
 	c.mu.Unlock()
 	c.end()
 	if t != nil {
 		<-t.done
+	}
+	if f != nil {
+		<-f.done
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -332,6 +367,8 @@ func (c *Controller) idleLocked(write bool) error {
 		return ErrClosed
 	case c.task != nil:
 		return ErrRunning
+	case write && c.draft != nil:
+		return ErrDraft
 	case write && c.info.ID == "":
 		return ErrNoSession
 	case write && c.readOnly:

@@ -9,7 +9,9 @@
 //
 // New returns a Controller on a store; Create or Open makes a session the
 // open one, claimed for writing so no other process writes it meanwhile
-// (or read-only, with Config.ReadOnlyWhenBusy, when one does). Submit and
+// (or read-only, with Config.ReadOnlyWhenBusy, when one does). Draft opens
+// a new session in memory only, which its first Submit writes, so that a
+// session started and left unused never reaches the store. Submit and
 // Resume start a task on a goroutine of the controller's and return at
 // once. What happens comes back as one stream of events, read with Next
 // or ranged over with Events, in the manner of a runner that yields
@@ -27,6 +29,16 @@
 //		case session.TaskDone: // ev.Err says how it ended
 //		}
 //	}
+//
+// # Read-only sessions
+//
+// A session opened read-only follows its writer: every Config.Follow the
+// controller reads the session's summary, off every caller's goroutine
+// and without holding its own lock while it reads, and a checkpoint, a
+// rollback or a new title there comes as Followed. When the writer lets
+// the session go, WriterGone says so once, and TakeOver makes this
+// controller the writer (refused with the other process's busy error if
+// one claimed it first).
 //
 // # Delivery
 //

@@ -11,6 +11,9 @@ var (
 	ErrReadOnly = errors.New("read-only: another retrace process writes this session")
 	// ErrNoSession: no session is open yet.
 	ErrNoSession = errors.New("no session is open")
+	// ErrDraft: the open session is new and holds no version yet; its
+	// first message writes it.
+	ErrDraft = errors.New("the new session has no versions yet: send its first message")
 	// ErrOpenSession: the session to delete is the open one.
 	ErrOpenSession = errors.New("this session is open; open another one first")
 	// ErrEmptyMessage: there is nothing to send.

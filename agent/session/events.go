@@ -10,7 +10,8 @@ import (
 )
 
 // Event is one report of what happened in the open session. The types are
-// StateChanged, Delta, Retrying, Notice, ApprovalNeeded and TaskDone.
+// StateChanged, Delta, Retrying, Notice, ApprovalNeeded and TaskDone, and
+// for a read-only session Followed and WriterGone (follow.go).
 type Event interface{ event() }
 
 // StateChanged carries the state after a checkpoint. It is always

@@ -63,8 +63,13 @@ func Export(ctx context.Context, st storage.Store, id, format string) ([]byte, e
 // WriteExport writes the open session to path ("" names a file after the
 // session in the current directory) and returns the absolute path.
 func (c *Controller) WriteExport(format, path string) (string, error) {
-	id := c.Info().Session.ID
-	if id == "" {
+	c.mu.Lock()
+	id, draft := c.info.ID, c.draft != nil
+	c.mu.Unlock()
+	switch {
+	case draft:
+		return "", ErrDraft
+	case id == "":
 		return "", ErrNoSession
 	}
 	if path == "" {

@@ -10,6 +10,9 @@ import (
 // of them can be shown by replaying the path. The path is the tree's.
 func (c *Controller) History(version int) (storage.Tree, []storage.Record, error) {
 	id := c.Info().Session.ID
+	if id == "" && version == 0 {
+		return storage.BuildTree("", 0, nil), nil, nil // a draft: version 0 alone
+	}
 	ex, err := c.store.Export(c.base, id)
 	if err != nil {
 		return storage.Tree{}, nil, err

@@ -12,13 +12,16 @@ import (
 // at once; the events tell how it goes and TaskDone how it ended. An
 // unfinished task at the head (a restored mid-task version) is recorded
 // as interrupted first. An untitled session is named after its first
-// message.
+// message; a draft is written to the store by it.
 func (c *Controller) Submit(text string) error {
 	if strings.TrimSpace(text) == "" {
 		return ErrEmptyMessage
 	}
 	if len(text) > state.MaxMessage {
 		return agent.ErrMessageTooLong
+	}
+	if err := c.writeDraft(text); err != nil {
+		return err
 	}
 	return c.start(func(ctx context.Context, a *agent.Agent) (state.State, error) {
 		c.nameAfter(text)

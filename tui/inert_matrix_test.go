@@ -306,7 +306,7 @@ func matrixPaths() []matrixPath {
 			return openModel(t, newFake(state.Event{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: h}}}))
 		}, sidePanes, 40},
 		{"tool log: name", inSession(func(x *texts, h string) { x.callName = h }), sidePanes, 40},
-		{"tool log: arguments", inSession(func(x *texts, h string) { x.callArgs = h }), sidePanes, 30},
+		{"tool log: the call, by its arguments", inSession(func(x *texts, h string) { x.callArgs = jsonArgs(h) }), sidePanes, 30},
 		{"notes: key", inSession(func(x *texts, h string) { x.noteKey = h }), sidePanes, 25},
 		{"notes: value", inSession(func(x *texts, h string) { x.noteValue = h }), sidePanes, 40},
 		{"phase: error", inSession(func(x *texts, h string) { x.failed = h }), sidePanes, 0},

@@ -116,10 +116,10 @@ func TestCancelledApprovalShowsAsCancelled(t *testing.T) {
 	pending := state.ToolCall{ID: "c9", Name: "run_command", Arguments: `{"command":"make"}`, Approval: state.AwaitingDecision}
 	cancelled := pending
 	cancelled.FinishedAt, cancelled.Error = t0, "interrupted: cancelled by the user"
-	if line := plain(toolLine(&m.st, pending, 60)); !strings.HasPrefix(line, "? run_command") {
+	if line := plain(toolLine(&m.st, pending, 60)); !strings.HasPrefix(line, "? run make") {
 		t.Fatalf("pending: %q", line)
 	}
-	if line := plain(toolLine(&m.st, cancelled, 60)); !strings.HasPrefix(line, "⊘ run_command") || !strings.HasSuffix(line, "cancelled") {
+	if line := plain(toolLine(&m.st, cancelled, 60)); !strings.HasPrefix(line, "⊘ run make") || !strings.HasSuffix(line, "cancelled") {
 		t.Fatalf("cancelled: %q", line)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"retrace/state"
+	"retrace/state/transcript"
 	"retrace/themes"
 )
 
@@ -150,9 +151,10 @@ func toolLine(st *themes.Styles, c state.ToolCall, width int) string {
 	case c.Finished() && c.Approval != state.Denied:
 		dur = " " + s.Duration.Render(fmt.Sprintf("%dms", c.DurationMS))
 	}
-	head := style.Render(icon) + " " + s.Name.Render(inert(c.Name))
-	room := width - visibleWidth(head) - visibleWidth(dur) - 1
-	return head + " " + s.Args.Render(clip(inert(c.Arguments), max(room, 1))) + dur
+	// What the call does, as the conversation says it; the detail view
+	// (Enter) has its arguments whole.
+	room := width - 2 - visibleWidth(dur)
+	return style.Render(icon) + " " + s.Name.Render(callLine(transcript.CallSummary(c.Name, c.Arguments), max(room, 1))) + dur
 }
 
 // noteLines shows the notes, sorted by key.

@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"retrace/state"
 	"retrace/themes"
@@ -186,11 +187,12 @@ func (l *sessionList) lines(st *themes.Styles, width, height int) []string {
 	room := max(height-len(out), 1)
 	first := min(max(l.sel-room/2, 0), max(len(vis)-room, 0))
 	for i := first; i < len(vis) && len(out) < height; i++ {
-		style, mark := s.Row, "  "
 		if i == l.sel {
-			style, mark = s.Selected, "▸ "
+			// The selection is a bar across the pane, in its own colours.
+			out = append(out, s.Selected.Render(fit(ansi.Strip(cols.row(st, vis[i], s.Selected, "▸ ")), width)))
+			continue
 		}
-		out = append(out, cols.row(st, vis[i], style, mark))
+		out = append(out, cols.row(st, vis[i], s.Row, "  "))
 	}
 	return out
 }

@@ -489,3 +489,25 @@ func TestSelectedBranchIsAWholeRow(t *testing.T) {
 		}
 	}
 }
+
+// The selected session is a bar across the dialog, like the selected
+// branch and the selected tool call.
+func TestSelectedSessionIsAWholeRow(t *testing.T) {
+	f := newFake(richSession()...)
+	m := newModel(t, f, "catppuccin", 120, 40)
+	pressKeys(t, m, "ctrl+s")
+	var sel string
+	for _, l := range m.sessions.lines(&m.st, 80, 20) {
+		if strings.Contains(plain(l), "▸ ") {
+			sel = l
+		}
+	}
+	body, ok := strings.CutPrefix(sel, "\x1b[")
+	if ok {
+		_, body, ok = strings.Cut(body, "m")
+	}
+	body, closed := strings.CutSuffix(body, "\x1b[m")
+	if !ok || !closed || strings.Contains(body, "\x1b") || ansi.StringWidth(body) != 80 {
+		t.Fatalf("the selected session is not one style across the dialog: %q", sel)
+	}
+}

@@ -28,6 +28,9 @@ type conversation struct {
 	// 0 follows the bottom as text arrives.
 	offset int
 	folded bool // reasoning folded to one line
+	// summaryThrough is how many messages /compact (or the window)
+	// summarised; a line below the last of them says so.
+	summaryThrough int
 	cache  map[int]rendered
 }
 
@@ -54,6 +57,10 @@ func newConversation(st *themes.Styles) *conversation {
 
 // SetHistory replaces the messages shown.
 func (c *conversation) SetHistory(h []state.Message) { c.history = h }
+
+// SetSummary marks where the older turns were summarised: the model
+// sees a summary in place of history[:through].
+func (c *conversation) SetSummary(through int) { c.summaryThrough = through }
 
 // SetCalls gives the tool log the history's calls are in.
 func (c *conversation) SetCalls(log []state.ToolCall) {
@@ -109,6 +116,9 @@ func (c *conversation) Render(width, height int) []string {
 	}
 	need := height + c.offset
 	for i := len(c.history) - 1; i >= 0 && len(tail) < need; i-- {
+		if i == c.summaryThrough-1 {
+			push([]string{c.summaryMark(width), ""})
+		}
 		if lines := c.message(i, width); len(lines) > 0 {
 			push(append(append([]string{}, lines...), ""))
 		}
@@ -163,6 +173,16 @@ func (c *conversation) renderMessage(i, width int) []string {
 		out = append(out, "  "+c.st.Tools.Name.Render("→ "+callLine(transcript.CallSummary(tc.Name, tc.Arguments), width-4)))
 	}
 	return out
+}
+
+// summaryMark is the line under the last summarised message.
+func (c *conversation) summaryMark(width int) string {
+	text := fmt.Sprintf(" summarised: the model sees a summary of the %d messages above ", c.summaryThrough)
+	if visibleWidth(text) > width-4 {
+		text = " summarised above "
+	}
+	rule := max(width-visibleWidth(text), 0)
+	return c.st.Chat.Notice.Render(fit(strings.Repeat("─", rule/2)+text+strings.Repeat("─", rule-rule/2), width))
 }
 
 // userShown is how many lines of a message the person sent the

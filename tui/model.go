@@ -136,6 +136,7 @@ func (m *Model) setHead(s state.State) {
 // timeline.
 func (m *Model) showState(s state.State) {
 	m.conv.SetHistory(s.History)
+	m.conv.SetSummary(s.SummaryThrough)
 	m.conv.SetCalls(s.Memory.ToolCalls)
 	m.conv.SetError("")
 	if s.Phase == state.Error {

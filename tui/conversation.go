@@ -31,7 +31,7 @@ type conversation struct {
 	// summaryThrough is how many messages /compact (or the window)
 	// summarised; a line below the last of them says so.
 	summaryThrough int
-	cache  map[int]rendered
+	cache          map[int]rendered
 }
 
 // live is streamed text not yet in the history.

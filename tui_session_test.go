@@ -684,4 +684,8 @@ func TestTUIReadingNeedsNoKey(t *testing.T) {
 	if head := r.head(info.ID); head.Version != 2 || len(r.srv.Requests()) != 0 {
 		t.Fatalf("sending with no key wrote v%d and made %d requests:\n%s", head.Version, len(r.srv.Requests()), s)
 	}
+	// No task started, so the interface is at rest, not busy.
+	if strings.Contains(lastLine(s), "esc cancel") {
+		t.Fatalf("the interface waits for a task that never started: %q", lastLine(s))
+	}
 }

@@ -36,6 +36,7 @@ type fakeDriver struct {
 	deleted    []string
 	compacted  int
 	compactErr error       // what Compact returns
+	submitErr  error       // what Submit returns: no task starts
 	openErr    error       // what Open returns
 	deleteErr  error       // what Delete returns
 	exported   [][2]string // format, path
@@ -115,7 +116,7 @@ func (f *fakeDriver) Submit(text string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.submitted = append(f.submitted, text)
-	return nil
+	return f.submitErr
 }
 
 func (f *fakeDriver) Decide(d Decision) { f.mu.Lock(); f.decided = append(f.decided, d); f.mu.Unlock() }

@@ -208,6 +208,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.handleHistory(msg)
 	case sessionsMsg:
 		return m, m.handleSessions(msg)
+	case startFailedMsg:
+		return m, m.handleStartFailed(msg)
 	case errMsg:
 		return m, m.handleError(msg.err)
 	case editorMsg:

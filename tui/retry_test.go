@@ -79,3 +79,22 @@ func TestRetryActsOnlyOnTheHeadsOwnTask(t *testing.T) {
 		})
 	}
 }
+
+// A message the driver refuses to start (no API key, say) leaves the
+// interface at rest with the reason, not busy with nothing running.
+func TestARefusedStartLeavesTheInterfaceAtRest(t *testing.T) {
+	for _, size := range sizes {
+		t.Run(sizeName(size), func(t *testing.T) {
+			f := newFake(answeredSession()...)
+			f.submitErr = errors.New("set OPENAI_API_KEY to talk to gpt-test")
+			m := newModel(t, f, "dark", size[0], size[1])
+			typed(t, m, "hello again")
+			if m.running {
+				t.Fatal("the interface is busy after the driver refused to start the task")
+			}
+			if s := statusText(m); !strings.Contains(s, "set OPENAI_API_KEY to talk to gpt-test") {
+				t.Fatalf("the refusal is not shown: %q", s)
+			}
+		})
+	}
+}

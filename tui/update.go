@@ -195,7 +195,23 @@ func (m *Model) send(text string) tea.Cmd {
 // here, so none leaves the pane frozen.
 func (m *Model) startTask(fn func() error) tea.Cmd {
 	m.running = true
-	return tea.Batch(m.run(fn), tick())
+	start := func() tea.Msg {
+		if err := fn(); err != nil {
+			return startFailedMsg{err}
+		}
+		return nil
+	}
+	return tea.Batch(start, tick())
+}
+
+// startFailedMsg says a task never started (no key, a draft that could
+// not be written): no TaskDoneMsg will come to end it.
+type startFailedMsg struct{ err error }
+
+func (m *Model) handleStartFailed(msg startFailedMsg) tea.Cmd {
+	m.running = false
+	m.errText = msg.err.Error()
+	return nil
 }
 
 // retry acts on the head's own task, and only on it: one left mid-way

@@ -122,4 +122,20 @@ func TestCancelledApprovalShowsAsCancelled(t *testing.T) {
 	if line := plain(toolLine(&m.st, cancelled, 60)); !strings.HasPrefix(line, "⊘ run make") || !strings.HasSuffix(line, "cancelled") {
 		t.Fatalf("cancelled: %q", line)
 	}
+	// On screen, in the tool log at either size.
+	for _, size := range sizes {
+		f := newFake(append(richSession(),
+			state.Event{Kind: state.AssistantMessage, Messages: []state.Message{{Role: state.RoleAssistant,
+				ToolCalls: []state.ToolRequest{{ID: "c9", Name: "write_file", Arguments: `{"path":"x.go","content":"x"}`}}}}},
+			state.Event{Kind: state.ApprovalRequested, Tool: &state.ToolCall{ID: "c9"}},
+			state.Event{Kind: state.Interrupted})...)
+		m := newModel(t, f, "dark", size[0], size[1])
+		pressKeys(t, m, "tab")
+		if size[0] < wideLayout {
+			pressKeys(t, m, "tab")
+		}
+		if s := screenOf(m); !strings.Contains(s, "⊘ write x.go") || !strings.Contains(s, "cancelled") {
+			t.Fatalf("%v: the cancelled approval is not shown as cancelled:\n%s", size, s)
+		}
+	}
 }

@@ -392,16 +392,21 @@ func TestModelCommandUpdatesTheStatusLine(t *testing.T) {
 // Under --demo, /model says the scripted model cannot be switched, and
 // the status line keeps saying "demo model".
 func TestModelCommandUnderTheDemo(t *testing.T) {
-	f := newFake(richSession()...)
-	f.info.Demo = true
-	m := newModel(t, f, "dark", 120, 40)
-	for _, r := range "/model gpt-other" {
-		press(m, string(r))
-	}
-	_, cmd := m.Update(keyMsg("enter"))
-	run(m, cmd)
-	if !strings.HasPrefix(m.notice, "the demo model cannot be switched") || strings.Contains(plain(m.statusLine()), "gpt-other") {
-		t.Fatalf("notice %q, status %q", m.notice, plain(m.statusLine()))
+	for _, size := range sizes {
+		f := newFake(richSession()...)
+		f.info.Demo = true
+		m := newModel(t, f, "dark", size[0], size[1])
+		for _, r := range "/model gpt-other" {
+			press(m, string(r))
+		}
+		_, cmd := m.Update(keyMsg("enter"))
+		run(m, cmd)
+		if !strings.HasPrefix(m.notice, "the demo model cannot be switched") || strings.Contains(plain(m.statusLine()), "gpt-other") {
+			t.Fatalf("%v: notice %q, status %q", size, m.notice, plain(m.statusLine()))
+		}
+		if got := statusText(m); !strings.Contains(got, m.notice) {
+			t.Fatalf("%v: the notice is not shown whole: %q", size, got)
+		}
 	}
 }
 

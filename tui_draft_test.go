@@ -55,7 +55,7 @@ func TestTUINewSessionIsWrittenByItsFirstMessage(t *testing.T) {
 
 	r.srv.Enqueue(llmserver.TextReply("Fresh answer."))
 	p.send("a fresh question")
-	s = p.untilShown("Fresh answer.")
+	p.untilShown("Fresh answer.")
 	s = p.untilResting()
 	fresh := r.ctrl.Info().Session.ID
 	if fresh == "" || fresh == current || !strings.Contains(lastLine(s), fresh[:8]) || !strings.Contains(lastLine(s), "a fresh question") {

@@ -261,13 +261,3 @@ func (m *Model) handleReport(r reportMsg) tea.Cmd {
 	_, cmd := m.Update(r.msg)
 	return tea.Batch(cmd, m.listen())
 }
-
-// run calls a driver method in a command, reporting its error.
-func (m *Model) run(fn func() error) tea.Cmd {
-	return func() tea.Msg {
-		if err := fn(); err != nil {
-			return errMsg{err}
-		}
-		return nil
-	}
-}

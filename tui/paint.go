@@ -21,11 +21,11 @@ import (
 // gets the app style, as before.
 func paint(frame string, app lipgloss.Style) string {
 	bg := app.GetBackground()
-	if bg == nil || isNoColor(bg) {
+	if isNoColor(bg) {
 		return app.Render(frame)
 	}
 	var fg color.Color
-	if c := app.GetForeground(); c != nil && !isNoColor(c) {
+	if c := app.GetForeground(); !isNoColor(c) {
 		fg = c
 	}
 	p := painter{bg: ansi.NewStyle().BackgroundColor(bg).String()}

@@ -1,6 +1,10 @@
 package storage
 
-import "retrace/state"
+import (
+	"unicode/utf8"
+
+	"retrace/state"
+)
 
 // Tree is a session's versions and the branches they form.
 type Tree struct {
@@ -34,6 +38,23 @@ type Branch struct {
 	Opening string `json:"opening,omitempty"`
 }
 
+// maxOpening bounds an Opening: it is a label, and the message may be a
+// pasted log of 256 KiB that every frame of a list would otherwise clean.
+const maxOpening = 200
+
+// openingOf is the start of a message, up to maxOpening bytes, cut on a
+// character's first byte.
+func openingOf(text string) string {
+	if len(text) <= maxOpening {
+		return text
+	}
+	cut := maxOpening
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + "…"
+}
+
 // OpenBranches sets each branch's Opening from the events of its
 // versions: the person's words in the first user message made on it.
 func OpenBranches(t *Tree, event func(version int) (state.Event, bool)) {
@@ -48,7 +69,7 @@ func OpenBranches(t *Tree, event func(version int) (state.Event, bool)) {
 		}
 		for _, msg := range ev.Messages {
 			if msg.Role == state.RoleUser {
-				b.Opening = msg.Content
+				b.Opening = openingOf(msg.Content)
 			}
 		}
 	}

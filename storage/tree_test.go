@@ -2,7 +2,9 @@ package storage
 
 import (
 	"reflect"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"retrace/state"
 )
@@ -78,5 +80,18 @@ func TestOpenBranches(t *testing.T) {
 	}
 	if want := []string{"first", "other", ""}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("openings %q, want %q", got, want)
+	}
+}
+
+// An opening is a label: a branch started by a pasted log keeps its
+// start, cut on a character, not the whole message.
+func TestOpeningIsBounded(t *testing.T) {
+	long := strings.Repeat("é", 300) // two bytes each
+	got := openingOf(long)
+	if len(got) > maxOpening+len("…") || !strings.HasSuffix(got, "…") || !utf8.ValidString(got) {
+		t.Fatalf("opening of a 600-byte message: %d bytes, valid %v", len(got), utf8.ValidString(got))
+	}
+	if openingOf("short") != "short" {
+		t.Fatal("a short message is not its own opening")
 	}
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"retrace/state"
+	"retrace/themes"
 )
 
 // sizes are the screens every item of the interface is held at.
@@ -183,5 +185,113 @@ func TestLongMessageShowsItsStart(t *testing.T) {
 			}
 			checkScreen(t, m.Render(), size[0], size[1])
 		})
+	}
+}
+
+// Ctrl+C with a draft takes the draft back first on every screen over
+// the input, not only in the chat.
+func TestCtrlCClearsTheDraftOnEveryScreen(t *testing.T) {
+	for _, size := range sizes {
+		for _, open := range [][]string{{"ctrl+t"}, {"ctrl+s"}, {"f1"}, {"tab", "tab", "enter"}} {
+			t.Run(sizeName(size)+strings.Join(open, "+"), func(t *testing.T) {
+				m := newModel(t, newFake(richSession()...), "dark", size[0], size[1])
+				for _, r := range "unsent" {
+					m.Update(keyMsg(string(r)))
+				}
+				if open[0] == "tab" && size[0] >= wideLayout {
+					open = open[1:] // one Tab reaches the tool log beside the chat
+				}
+				pressKeys(t, m, open...)
+				_, cmd := m.Update(keyPress(t, "ctrl+c"))
+				if cmd != nil || m.input.Value() != "" || !strings.Contains(m.notice, "draft cleared") {
+					t.Fatalf("the first Ctrl+C with a draft (mode %v): quits %v, draft %q", m.mode, cmd != nil, m.input.Value())
+				}
+			})
+		}
+	}
+}
+
+// A paste while the tool log has the focus goes to the input with the
+// focus, so Enter sends it.
+func TestPasteTakesTheFocus(t *testing.T) {
+	for _, size := range sizes {
+		t.Run(sizeName(size), func(t *testing.T) {
+			f := newFake(richSession()...)
+			f.head.Phase, f.info.Phase = state.Done, state.Done
+			m := newModel(t, f, "dark", size[0], size[1])
+			pressKeys(t, m, "tab")
+			if size[0] < wideLayout {
+				pressKeys(t, m, "tab")
+			}
+			m.Update(tea.PasteMsg{Content: "pasted words"})
+			pressKeys(t, m, "enter")
+			if m.mode == modeToolDetail || len(f.submitted) != 1 || f.submitted[0] != "pasted words" {
+				t.Fatalf("Enter after a paste in the tool log: mode %v, submitted %q", m.mode, f.submitted)
+			}
+		})
+	}
+}
+
+// A message over the cap (a paste at the cap and a word more) is refused
+// before it is sent and the draft kept; one the driver refuses to start
+// comes back into the input.
+func TestRefusedMessagesKeepTheDraft(t *testing.T) {
+	for _, size := range sizes {
+		t.Run(sizeName(size), func(t *testing.T) {
+			f := newFake(answeredSession()...)
+			f.info.Window = 1 << 20
+			m := newModel(t, f, "dark", size[0], size[1])
+			m.Update(tea.PasteMsg{Content: numberedLog(10000)})
+			for _, r := range " please" {
+				m.Update(keyMsg(string(r)))
+			}
+			pressKeys(t, m, "enter")
+			if len(f.submitted) != 0 || m.running || !strings.Contains(m.notice, "a message holds at most 256 KiB") ||
+				!strings.HasSuffix(m.input.Value(), " please") {
+				t.Fatalf("a message over the cap: submitted %d, running %v, notice %q, draft %.60q", len(f.submitted), m.running, m.notice, m.input.Value())
+			}
+			m.input.Reset()
+			f.submitErr = errors.New("set OPENAI_API_KEY")
+			typed(t, m, "keep me")
+			if m.running || m.input.Value() != "keep me" || !strings.Contains(statusText(m), "set OPENAI_API_KEY") {
+				t.Fatalf("a message the driver refused: running %v, draft %q", m.running, m.input.Value())
+			}
+		})
+	}
+}
+
+// The command line's prompt passes the same checks as a typed message.
+func TestStartPromptOverTheWindowIsNotSent(t *testing.T) {
+	for _, size := range sizes {
+		t.Run(sizeName(size), func(t *testing.T) {
+			f := newFake()
+			f.info.Window = 1000
+			p, _ := themes.Get("dark")
+			m := New(f, Options{Palette: p, Start: Start{Prompt: numberedLog(400)}})
+			m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+			m.Init()
+			if len(f.submitted) != 0 || m.running || !strings.Contains(m.notice, "more than the model's window") || m.input.Message() == "" {
+				t.Fatalf("a prompt over the window: submitted %d, running %v, notice %q", len(f.submitted), m.running, m.notice)
+			}
+		})
+	}
+}
+
+// The welcome's shell lines come from the command line, which holds a
+// path: a directory name with escape sequences is shown, not obeyed.
+func TestWelcomeCommandsAreInert(t *testing.T) {
+	for _, size := range sizes {
+		f := newFake()
+		p, _ := themes.Get("dark")
+		hostile := "/tmp/x\x1b]52;c;aGVsbG8=\x07y/retrace"
+		m := New(f, Options{Palette: p, Start: Start{Commands: []ShellCommand{{Line: hostile + " -r ID", Does: "resume \x1b[2J it"}}}})
+		m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		out := m.Render()
+		if strings.Contains(out, "\x1b]52") || strings.Contains(out, "\x1b[2J") {
+			t.Fatalf("%v: the welcome writes a command line's escape sequences raw", size)
+		}
+		if !strings.Contains(plain(out), "-r ID") {
+			t.Fatalf("%v: the welcome lost the command:\n%s", size, plain(out))
+		}
 	}
 }

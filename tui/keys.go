@@ -14,9 +14,10 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.confirmKey(k)
 	}
 	if key.Matches(k, keymap.Chat.Quit) {
-		if m.mode == modeChat && m.approval == nil && m.input.Value() != "" {
+		if m.input.Value() != "" {
 			// As in a shell: the first Ctrl+C takes back the line being
-			// written, and only a second one leaves.
+			// written, and only a second one leaves, whatever screen is
+			// over the input.
 			m.input.Reset()
 			m.relayout()
 			m.notice = "draft cleared; " + legend(keymap.Chat.Quit) + " again quits"

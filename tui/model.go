@@ -76,7 +76,8 @@ type Model struct {
 	notice   string
 	errText  string // the last failure to show in the status line
 	quitting bool
-	mouseOff bool // the terminal, not retrace, has the mouse
+	mouseOff bool   // the terminal, not retrace, has the mouse
+	unsent   string // the message whose task is starting, until it has
 	gauge    gauge
 
 	helpOffset int  // the first line of the help screen shown

@@ -135,6 +135,12 @@ func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 			approxSize(cutFrom), transcript.Size(maxInput), approxSize(len(text)))
 	}
 	m.input.Paste(text, cutFrom)
+	// A paste is for the input, as typing is: the focus goes with it, so
+	// Enter sends it rather than opening a tool call.
+	m.focus = focusInput
+	if !m.lay.wide {
+		m.tab = 0
+	}
 	m.relayout()
 	return nil
 }
@@ -168,11 +174,8 @@ func (m *Model) submit() tea.Cmd {
 		return nil
 	}
 	text := strings.TrimSpace(m.input.Message())
-	if tokens := len(text) / 4; m.session.Window > 0 && tokens > m.session.Window {
-		// Sent, it would fail at the server after the checkpoint; the
-		// draft stays for the person to cut.
-		m.notice = fmt.Sprintf("not sent: the message is about %s tokens, more than the model's window of %s; "+
-			"put the text in a file in the workspace and ask for it to be read", kilo(tokens), kilo(m.session.Window))
+	if why := m.unsendable(text); why != "" {
+		m.notice = why // the draft stays, for the person to cut
 		return nil
 	}
 	m.input.Reset()
@@ -180,21 +183,39 @@ func (m *Model) submit() tea.Cmd {
 	return m.send(text)
 }
 
-// send starts a task.
+// unsendable says why a message cannot be sent, before anything is
+// written: over the cap a message may hold, or over the model's window
+// (sent, it would fail at the server after its checkpoint).
+func (m *Model) unsendable(text string) string {
+	if len(text) > maxInput {
+		return fmt.Sprintf("not sent: the message is %s and a message holds at most %s; "+
+			"put the text in a file in the workspace and ask for it to be read", approxSize(len(text)), transcript.Size(maxInput))
+	}
+	if tokens := len(text) / 4; m.session.Window > 0 && tokens > m.session.Window {
+		return fmt.Sprintf("not sent: the message is about %s tokens, more than the model's window of %s; "+
+			"put the text in a file in the workspace and ask for it to be read", kilo(tokens), kilo(m.session.Window))
+	}
+	return ""
+}
+
+// send starts a task. A message the driver refuses to start (no key, say)
+// goes back into the input, so nothing typed is lost.
 func (m *Model) send(text string) tea.Cmd {
 	if m.timeline != nil {
 		m.closeTimeline()
 	}
 	m.errText, m.notice = "", ""
 	m.conv.Bottom()
-	return m.startTask(func() error { return m.d.Submit(text) })
+	cmd := m.startTask(func() error { return m.d.Submit(text) })
+	m.unsent = text
+	return cmd
 }
 
 // startTask runs a driver call that starts a task, with the clock the
 // phase pane's "for Ns" ticks by: every way a task starts goes through
 // here, so none leaves the pane frozen.
 func (m *Model) startTask(fn func() error) tea.Cmd {
-	m.running = true
+	m.running, m.unsent = true, ""
 	start := func() tea.Msg {
 		if err := fn(); err != nil {
 			return startFailedMsg{err}
@@ -211,6 +232,11 @@ type startFailedMsg struct{ err error }
 func (m *Model) handleStartFailed(msg startFailedMsg) tea.Cmd {
 	m.running = false
 	m.errText = msg.err.Error()
+	if m.unsent != "" && m.input.Value() == "" {
+		m.input.SetValue(m.unsent)
+		m.relayout()
+	}
+	m.unsent = ""
 	return nil
 }
 

@@ -31,11 +31,22 @@ type ShellCommand struct{ Line, Does string }
 // message now, and shows its notice.
 func (m *Model) start() tea.Cmd {
 	var cmd tea.Cmd
+	why := ""
 	if m.opts.Start.Prompt != "" && !m.running && !m.session.ReadOnly {
-		cmd = m.send(m.opts.Start.Prompt)
+		if why = m.unsendable(m.opts.Start.Prompt); why != "" {
+			// The person sees the prompt in the input and why it was not
+			// sent, and can cut it.
+			m.input.SetValue(m.opts.Start.Prompt)
+			m.relayout()
+		} else {
+			cmd = m.send(m.opts.Start.Prompt)
+		}
 	}
 	if m.opts.Start.Notice != "" {
 		m.notice = m.opts.Start.Notice // after send, which clears notices
+	}
+	if why != "" {
+		m.notice = why
 	}
 	return cmd
 }
@@ -84,7 +95,7 @@ func (m *Model) welcome(width int) []string {
 	out = append(out, h.Section.Render("Or go back to a past session"))
 	rows := [][2]string{{legend(k.Sessions), "the sessions: resume, start, delete"}}
 	for _, c := range m.opts.Start.Commands {
-		rows = append(rows, [2]string{c.Line, c.Does})
+		rows = append(rows, [2]string{inert(c.Line), inert(c.Does)}) // the command line holds a path
 	}
 	return append(out, m.keyTable(rows, 0)...)
 }

@@ -155,6 +155,23 @@ func (tm *tmux) screen(t *testing.T) string {
 	return string(out)
 }
 
+// waitGone polls the screen until text is no longer on it, with
+// waitFor's limit.
+func (tm *tmux) waitGone(t *testing.T, text string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s := tm.screen(t)
+		if !strings.Contains(s, text) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 20s for %q to go; the screen:\n%s", text, s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // waitFor polls the screen until text appears; it gives up after 20 s,
 // showing the screen, rather than sleeping a guessed time.
 func (tm *tmux) waitFor(t *testing.T, text string) {

@@ -71,3 +71,21 @@ func TestNoticeRowsAreBounded(t *testing.T) {
 type errTest string
 
 func (e errTest) Error() string { return string(e) }
+
+// On the shortest screens a long message takes only the rows the panes
+// and the status line leave, and the status line stays on screen.
+func TestNoticeLeavesTheStatusLineOnShortScreens(t *testing.T) {
+	for _, size := range [][2]int{{80, 8}, {41, 10}, {80, 24}} {
+		m := newModel(t, newFake(answeredSession()...), "dark", size[0], size[1])
+		m.Update(TaskDoneMsg{Err: errTest(strings.Repeat("the server said something long ", 20))})
+		out := m.Render()
+		checkScreen(t, out, size[0], size[1])
+		ls := lines(plain(out))
+		if last := ls[len(ls)-1]; !strings.HasPrefix(last, "3f2a9c1b") {
+			t.Fatalf("%v: the status line is off screen; the last line is %q", size, last)
+		}
+		if !strings.Contains(plain(out), "the server said") {
+			t.Fatalf("%v: the error is nowhere:\n%s", size, plain(out))
+		}
+	}
+}

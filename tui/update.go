@@ -20,16 +20,22 @@ func (m *Model) handleResize(msg tea.WindowSizeMsg) tea.Cmd {
 // relayout recomputes the rectangles: on resize, and when the input or
 // the timeline banner changes height.
 func (m *Model) relayout() {
-	extra, inputH := 0, m.input.Lines()+2
-	if m.timeline != nil {
-		// Nothing is typed in the timeline: its keys step through the
-		// versions, so the input gives its rows to the panes.
-		inputH = 0
-		if m.mode != modeTree {
-			extra = 3 // the banner: keys, the version's change, its files
-		}
-	}
+	inputH, extra := m.chrome()
 	m.lay = computeLayout(m.width, m.height, inputH, len(m.noticeRows()), extra)
+}
+
+// chrome is the rows the input takes and the rows over the panes (the
+// timeline's banner).
+func (m *Model) chrome() (inputH, extra int) {
+	if m.timeline == nil {
+		return m.input.Lines() + 2, 0
+	}
+	// Nothing is typed in the timeline: its keys step through the
+	// versions, so the input gives its rows to the panes.
+	if m.mode != modeTree {
+		extra = 3 // the banner: keys, the version's change, its files
+	}
+	return 0, extra
 }
 
 func (m *Model) handleState(msg StateMsg) tea.Cmd {

@@ -150,8 +150,13 @@ func (m *Model) statusLine() string {
 		title = s.Title.Render(clip(inert(m.session.Title), 24))
 	}
 	right := m.keyHint()
-	if text, style := m.message(); text != "" && m.messageFits(text) {
+	switch text, style := m.message(); {
+	case text == "":
+	case m.messageFits(text):
 		right = style.Render(text)
+	case len(m.noticeRows()) == 0:
+		// No room above: the status line says what it can.
+		right = style.Render(clip(text, max(m.width/2, 10)))
 	}
 	for _, drop := range []int{0, 1, 2} {
 		parts := []string{s.Session.Render(m.sessionName())}
@@ -274,10 +279,17 @@ func (m *Model) noticeRows() []string {
 	if text == "" || m.messageFits(text) || m.width <= 0 {
 		return nil
 	}
+	// On a short screen the panes keep their three rows and the status
+	// line its own: the message gets what is left.
+	inputH, extra := m.chrome()
+	most := min(maxNoticeRows, m.height-1-inputH-extra-3)
+	if most <= 0 {
+		return nil
+	}
 	rows := wrap(text, m.width)
-	if len(rows) > maxNoticeRows {
-		rows = rows[:maxNoticeRows]
-		rows[maxNoticeRows-1] = cut(rows[maxNoticeRows-1]+" …", m.width)
+	if len(rows) > most {
+		rows = rows[:most]
+		rows[most-1] = cut(rows[most-1]+" …", m.width)
 	}
 	for i, r := range rows {
 		rows[i] = style.Render(fit(r, m.width))

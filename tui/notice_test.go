@@ -75,7 +75,7 @@ func (e errTest) Error() string { return string(e) }
 // On the shortest screens a long message takes only the rows the panes
 // and the status line leave, and the status line stays on screen.
 func TestNoticeLeavesTheStatusLineOnShortScreens(t *testing.T) {
-	for _, size := range [][2]int{{80, 8}, {41, 10}, {80, 24}} {
+	for _, size := range [][2]int{{80, 7}, {80, 8}, {41, 10}, {80, 24}} {
 		m := newModel(t, newFake(answeredSession()...), "dark", size[0], size[1])
 		m.Update(TaskDoneMsg{Err: errTest(strings.Repeat("the server said something long ", 20))})
 		out := m.Render()

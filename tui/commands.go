@@ -299,7 +299,7 @@ func (m *Model) openEditor() tea.Cmd {
 		m.notice = "editor: " + err.Error()
 		return nil
 	}
-	_, _ = f.WriteString(m.input.Value())
+	_, _ = f.WriteString(m.input.Message()) // the pastes whole: the editor is where to change them
 	f.Close()
 	parts := strings.Fields(editor)
 	cmd := exec.Command(parts[0], append(parts[1:], f.Name())...)
@@ -318,7 +318,7 @@ func (m *Model) handleEditor(msg editorMsg) tea.Cmd {
 		m.notice = "editor: " + msg.err.Error()
 		return nil
 	}
-	m.input.SetValue(strings.TrimRight(msg.text, "\n"))
+	m.input.SetValue(m.input.folded.refold(strings.TrimRight(msg.text, "\n")))
 	m.relayout()
 	return nil
 }

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
@@ -57,10 +58,25 @@ func (in *input) restyle() {
 func (in *input) Focus() tea.Cmd { return in.ta.Focus() }
 
 func (in *input) Update(msg tea.Msg) tea.Cmd {
+	before := in.ta.Value()
 	var cmd tea.Cmd
 	in.ta, cmd = in.ta.Update(msg)
+	if draft, cursor, ok := in.folded.whole(before, in.ta.Value()); ok {
+		in.ta.SetValue(draft) // the cursor at the end
+		// Back over what follows the cursor: the textarea has no way to
+		// set a cursor across wrapped lines but its own keys.
+		if back := utf8.RuneCountInString(draft[cursor:]); back <= maxCursorWalk {
+			for range back {
+				in.ta, _ = in.ta.Update(tea.KeyPressMsg{Code: tea.KeyLeft})
+			}
+		}
+	}
 	return cmd
 }
+
+// maxCursorWalk bounds the steps taken to put the cursor back after a
+// marker edit; past it the cursor stays at the end.
+const maxCursorWalk = 4096
 
 // Value is the draft as the input shows it, folded pastes as markers.
 func (in *input) Value() string     { return in.ta.Value() }

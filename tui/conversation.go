@@ -185,6 +185,20 @@ func (c *conversation) summaryMark(width int) string {
 	return c.st.Chat.Notice.Render(fit(strings.Repeat("─", rule/2)+text+strings.Repeat("─", rule-rule/2), width))
 }
 
+// headLines is the first shown lines of text wrapped to width, inert,
+// and how many lines more it has. Only the head is wrapped: a command
+// may print a hundred thousand lines, and a paste be a whole log.
+func headLines(text string, shown, width int) ([]string, int) {
+	text = strings.TrimRight(text, "\n")
+	head, rest := text, 0
+	if i := nthIndex(text, '\n', shown); i >= 0 {
+		head, rest = text[:i], strings.Count(text[i:], "\n")
+	}
+	lines := wrap(inert(head), width)
+	rest += max(len(lines)-shown, 0)
+	return lines[:min(len(lines), shown)], rest
+}
+
 // userShown is how many lines of a message the person sent the
 // conversation shows: a pasted log of 40,000 lines would otherwise take
 // hundreds of PgUps to pass.
@@ -194,14 +208,8 @@ const userShown = 20
 func (c *conversation) userMessage(text string, width int) []string {
 	s := c.st.Chat
 	out := []string{s.UserLabel.Render("You")}
-	text = strings.TrimRight(text, "\n")
-	head, rest := text, 0
-	if i := nthIndex(text, '\n', userShown); i >= 0 {
-		head, rest = text[:i], strings.Count(text[i:], "\n")
-	}
-	lines := wrap(inert(head), width-2)
-	rest += max(len(lines)-userShown, 0)
-	for _, l := range lines[:min(len(lines), userShown)] {
+	lines, rest := headLines(text, userShown, width-2)
+	for _, l := range lines {
 		out = append(out, "  "+s.User.Render(l))
 	}
 	if rest > 0 {
@@ -217,16 +225,8 @@ func (c *conversation) toolResult(i, width int) []string {
 	m := c.history[i]
 	s := c.st.Chat
 	out := []string{s.ToolLabel.Render(callLine(c.resultLabel(i), width))}
-	// Only the head of the output is wrapped: a command may have printed
-	// a hundred thousand lines.
-	text := strings.TrimRight(m.Content, "\n")
-	head, rest := text, 0
-	if i := nthIndex(text, '\n', shown); i >= 0 {
-		head, rest = text[:i], strings.Count(text[i:], "\n")
-	}
-	lines := wrap(inert(head), width-2)
-	rest += max(len(lines)-shown, 0)
-	for _, l := range lines[:min(len(lines), shown)] {
+	lines, rest := headLines(m.Content, shown, width-2)
+	for _, l := range lines {
 		out = append(out, "  "+s.Tool.Render(l))
 	}
 	switch {

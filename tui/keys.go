@@ -115,11 +115,7 @@ func (m *Model) chatKey(k tea.KeyPressMsg) tea.Cmd {
 		m.openHelp()
 		return nil
 	case key.Matches(k, c.ToolUp, c.ToolDown) && m.focus == focusTools:
-		step := 1
-		if key.Matches(k, c.ToolUp) {
-			step = -1
-		}
-		m.tools.Move(step, len(m.shown().Memory.ToolCalls))
+		m.moveTool(key.Matches(k, c.ToolUp))
 		return nil
 	}
 	if m.session.ReadOnly {
@@ -143,6 +139,16 @@ func (m *Model) chatKey(k tea.KeyPressMsg) tea.Cmd {
 	}
 	m.completeHint()
 	return cmd
+}
+
+// moveTool moves the tool log's selection a call up or down, in the
+// state shown (the head's, or the timeline's version).
+func (m *Model) moveTool(up bool) {
+	step := 1
+	if up {
+		step = -1
+	}
+	m.tools.Move(step, len(m.shown().Memory.ToolCalls))
 }
 
 // nextPane moves the keyboard between the input and the tool log, or, in

@@ -161,11 +161,7 @@ func (m *Model) timelineKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, keys.PrevPane):
 		return m.nextPane(-1)
 	case key.Matches(k, keys.ToolUp, keys.ToolDown) && m.focus == focusTools:
-		step := 1
-		if key.Matches(k, keys.ToolUp) {
-			step = -1
-		}
-		m.tools.Move(step, len(t.current().Memory.ToolCalls))
+		m.moveTool(key.Matches(k, keys.ToolUp))
 		return nil
 	case key.Matches(k, keys.Restore) && m.focus == focusTools:
 		return m.openToolDetail()

@@ -484,12 +484,7 @@ func TestSelectedBranchIsAWholeRow(t *testing.T) {
 	m := newModel(t, f, "catppuccin", 120, 40)
 	tl := &timeline{tree: f.tree}
 	for _, l := range tl.treeLines(&m.st, 60, 20)[2:4] {
-		body, ok := strings.CutPrefix(l, "\x1b[")
-		if ok {
-			_, body, ok = strings.Cut(body, "m")
-		}
-		body, closed := strings.CutSuffix(body, "\x1b[m")
-		if !ok || !closed || strings.Contains(body, "\x1b") || ansi.StringWidth(body) != 60 {
+		if !oneStyleAcross(l, 60) {
 			t.Fatalf("the selected row is not one style across the pane: %q", l)
 		}
 	}
@@ -507,12 +502,18 @@ func TestSelectedSessionIsAWholeRow(t *testing.T) {
 			sel = l
 		}
 	}
-	body, ok := strings.CutPrefix(sel, "\x1b[")
+	if !oneStyleAcross(sel, 80) {
+		t.Fatalf("the selected session is not one style across the dialog: %q", sel)
+	}
+}
+
+// oneStyleAcross says whether a line is one styled span width cells wide:
+// one SGR sequence, the text, one reset.
+func oneStyleAcross(line string, width int) bool {
+	body, ok := strings.CutPrefix(line, "\x1b[")
 	if ok {
 		_, body, ok = strings.Cut(body, "m")
 	}
 	body, closed := strings.CutSuffix(body, "\x1b[m")
-	if !ok || !closed || strings.Contains(body, "\x1b") || ansi.StringWidth(body) != 80 {
-		t.Fatalf("the selected session is not one style across the dialog: %q", sel)
-	}
+	return ok && closed && !strings.Contains(body, "\x1b") && ansi.StringWidth(body) == width
 }

@@ -36,7 +36,7 @@ func TestEndToEndInTmux(t *testing.T) {
 	term.waitFor(t, "I looked through the workspace")
 	term.waitFor(t, "^S sessions") // the status line's hint once the task rests
 	screen := term.screen(t)
-	for _, want := range []string{"✓ Write NOTES.md", "list_files", "read_file", "write_file", "done"} {
+	for _, want := range []string{"✓ Write NOTES.md", "list all files", "read README.md", "write NOTES.md", "done"} {
 		if !strings.Contains(screen, want) {
 			t.Fatalf("after the task the screen lacks %q:\n%s", want, screen)
 		}

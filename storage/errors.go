@@ -32,6 +32,8 @@ var (
 	// ErrInvalid: what was handed to the store breaks its rules (file
 	// content that does not match its digest, say); nothing was kept.
 	ErrInvalid = errors.New("invalid data")
+	// ErrSessionExists: an import names a session the store holds already.
+	ErrSessionExists = errors.New("session exists")
 )
 
 // AmbiguousError lists the sessions a prefix matches.

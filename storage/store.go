@@ -71,6 +71,15 @@ type Store interface {
 	// Export returns a session with every checkpoint and its event, and
 	// every file content those events refer to.
 	Export(ctx context.Context, id string) (Export, error)
+	// Import keeps what Export returned, in this store or another: the
+	// session under its own id (a fresh one when ex.Session.ID is empty),
+	// every checkpoint and every file content, and returns the session's
+	// summary. The export is checked whole first (CheckImport): anything
+	// wrong is an error wrapping ErrInvalid and nothing is kept. A store
+	// that holds the id already refuses with ErrSessionExists. The session
+	// becomes visible complete or not at all, however many transactions a
+	// backend takes to write it.
+	Import(ctx context.Context, ex Export) (SessionInfo, error)
 	// Claim makes this store the session's only writer until Release or
 	// Close. It is a *BusyError when another store holds the session.
 	Claim(ctx context.Context, id string) error

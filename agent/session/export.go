@@ -14,15 +14,12 @@ import (
 )
 
 // ExportFormat names the JSON export's layout, so a reader can tell which
-// retrace wrote it.
-const ExportFormat = "retrace-export/1"
+// retrace wrote it; storage reads it back (storage.DecodeExport).
+const ExportFormat = storage.ExportFormat
 
 // Exported is the JSON export: everything the store holds about a
 // session, every version's event included, so nothing is lost.
-type Exported struct {
-	Format string `json:"format"`
-	storage.Export
-}
+type Exported = storage.Exported
 
 // Export renders session id of st as "json" (every version) or "md" (the
 // conversation at the head, as markdown).

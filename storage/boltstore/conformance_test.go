@@ -42,3 +42,14 @@ func openStore(t *testing.T, path string) storage.Store {
 func scripted(rng *rand.Rand, s state.State) state.Event {
 	return storetest.WithContents(statetest.NextEvent(rng, s))
 }
+
+// TestConformanceImportInBatches runs the import tests with a bulk path
+// that commits every 7 checkpoints: the staged import, published at the
+// end, must behave as the one-transaction import does.
+func TestConformanceImportInBatches(t *testing.T) {
+	defer boltstore.SetImportBatch(7)()
+	storetest.RunImport(t, storetest.Backend{
+		NewLocation: func(t *testing.T) string { return filepath.Join(t.TempDir(), "retrace.db") },
+		Open:        openStore,
+	})
+}

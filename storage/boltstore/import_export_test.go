@@ -1,0 +1,10 @@
+package boltstore
+
+// SetImportBatch makes an import's transactions hold at most n
+// checkpoints, so that tests reach the staged path with small sessions.
+// It returns the function that puts the bound back.
+func SetImportBatch(n int) (restore func()) {
+	old := importBatch
+	importBatch.checkpoints = n
+	return func() { importBatch = old }
+}

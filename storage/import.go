@@ -1,0 +1,196 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"time"
+
+	"retrace/state"
+)
+
+// ExportFormat names the JSON export's layout, so a reader can tell which
+// retrace wrote it.
+const ExportFormat = "retrace-export/1"
+
+// MaxImportSize bounds the export file an import reads. The file is
+// decoded whole, into several times its size of memory, and every file
+// content in it was at most a few MiB when it was kept: a larger file is
+// not an export retrace wrote.
+const MaxImportSize = 1 << 30
+
+// Exported is the JSON export as written: its format, then everything
+// Export returns.
+type Exported struct {
+	Format string `json:"format"`
+	Export
+}
+
+// DecodeExport reads an export file as `retrace export --format json`
+// writes it. Anything but one such document (another format, unknown
+// fields, trailing data, more than MaxImportSize bytes) is an error
+// wrapping ErrInvalid that says what is wrong. It checks the form only;
+// CheckImport checks the content.
+func DecodeExport(data []byte) (Export, error) {
+	if len(data) > MaxImportSize {
+		return Export{}, fmt.Errorf("the file is %d bytes; an export is at most %d: %w", len(data), MaxImportSize, ErrInvalid)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	// A field this build does not know is something it would drop:
+	// refuse rather than keep less than the file holds.
+	dec.DisallowUnknownFields()
+	var x Exported
+	if err := dec.Decode(&x); err != nil {
+		return Export{}, fmt.Errorf("not a retrace export: %s: %w", jsonProblem(err, dec), ErrInvalid)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Export{}, fmt.Errorf("not a retrace export: more data follows the export at byte %d: %w", dec.InputOffset(), ErrInvalid)
+	}
+	switch {
+	case x.Format == "":
+		return Export{}, fmt.Errorf("not a retrace export: it has no \"format\" (want %q): %w", ExportFormat, ErrInvalid)
+	case x.Format != ExportFormat:
+		return Export{}, fmt.Errorf("export format %q is not one this retrace reads (%q): %w", x.Format, ExportFormat, ErrInvalid)
+	case x.Session.ID == "":
+		return Export{}, fmt.Errorf("the export names no session id: %w", ErrInvalid)
+	}
+	return x.Export, nil
+}
+
+// jsonProblem says what is wrong with a JSON document, and where.
+func jsonProblem(err error, dec *json.Decoder) string {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the JSON ends early (a truncated file?)"
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("bad JSON at byte %d: %v", syntax.Offset, err)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("at byte %d: field %q holds a JSON %s", typ.Offset, typ.Field, typ.Value)
+	}
+	return fmt.Sprintf("near byte %d: %v", dec.InputOffset(), err)
+}
+
+// CheckImport checks an export whole before a store keeps any of it, and
+// returns its checkpoints as a store keeps them: each event canonical,
+// carrying in Data.Blobs the file contents first referred to there, so a
+// store keeps each content with the first checkpoint that needs it.
+//
+// Versions must run 1, 2, 3, ... with each parent older than its child;
+// every event must replay through the state machine from its parent's
+// state to the phase its checkpoint names; the session's count, head and
+// phase must agree with its checkpoints; and every file content must hash
+// to its digest, be referred to, and be there when referred to. What
+// breaks a rule is an error wrapping ErrInvalid that names the version or
+// the content.
+func CheckImport(ex Export) ([]Record, error) {
+	n := len(ex.Checkpoints)
+	if ex.Session.Versions != n {
+		return nil, invalidf("the session says it has %d versions, but the export holds %d checkpoints", ex.Session.Versions, n)
+	}
+	if ex.Session.Head < 0 || ex.Session.Head > n {
+		return nil, invalidf("the session's head v%d is not one of its versions (0 to %d)", ex.Session.Head, n)
+	}
+	digests := slices.Sorted(maps.Keys(ex.Blobs))
+	for _, d := range digests {
+		if err := CheckBlob(d, ex.Blobs[d]); err != nil {
+			return nil, invalidf("file content %s: %v", d, err)
+		}
+	}
+	// A version whose state a later child needs, other than the child
+	// right after it, keeps a snapshot of its state: a session is mostly
+	// one line, replayed by one Builder.
+	forks := map[int]bool{}
+	for i, r := range ex.Checkpoints {
+		v := i + 1
+		if r.Version != v {
+			return nil, invalidf("checkpoint %d is version %d: versions must run 1, 2, 3, ... in order", v, r.Version)
+		}
+		if r.Parent < 0 || r.Parent >= v {
+			return nil, invalidf("version %d names parent v%d, which is not an older version", v, r.Parent)
+		}
+		if r.Parent != v-1 {
+			forks[r.Parent] = true
+		}
+	}
+	out, used, err := replayImport(ex, forks)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range digests {
+		if !used[d] {
+			return nil, invalidf("file content %s is carried, but no version refers to it", d)
+		}
+	}
+	phase := state.Idle
+	if h := ex.Session.Head; h > 0 {
+		phase = out[h-1].Phase
+	}
+	if ex.Session.Phase != phase {
+		return nil, invalidf("the session's phase is %s, but its head v%d is in phase %s", ex.Session.Phase, ex.Session.Head, phase)
+	}
+	return out, nil
+}
+
+// replayImport replays every checkpoint from its parent's state and
+// returns them as kept, and the contents they refer to.
+func replayImport(ex Export, forks map[int]bool) ([]Record, map[string]bool, error) {
+	empty := state.New(ex.Session.ID)
+	snaps := map[int]state.State{0: empty}
+	b := state.NewBuilder(empty)
+	used := map[string]bool{}
+	out := make([]Record, len(ex.Checkpoints))
+	for i, r := range ex.Checkpoints {
+		v := i + 1
+		if r.Parent != v-1 {
+			b = state.NewBuilder(snaps[r.Parent])
+		}
+		ev, err := state.Canonical(r.Data)
+		if err != nil {
+			return nil, nil, invalidf("version %d: its event: %v", v, err)
+		}
+		if ev.Kind != r.Event {
+			return nil, nil, invalidf("version %d: its event is %s, but its checkpoint says %s", v, ev.Kind, r.Event)
+		}
+		if !ev.At.Equal(r.At) {
+			return nil, nil, invalidf("version %d: its checkpoint's time %s disagrees with its event's %s", v, r.At.Format(time.RFC3339Nano), ev.At.Format(time.RFC3339Nano))
+		}
+		if ns := ev.At.UnixNano(); ev.At.IsZero() || !time.Unix(0, ns).Equal(ev.At) {
+			return nil, nil, invalidf("version %d: its time %s cannot be stored (zero or outside 1678-2262)", v, ev.At.Format(time.RFC3339Nano))
+		}
+		if err := b.Apply(ev); err != nil {
+			return nil, nil, invalidf("version %d does not replay from v%d: %v", v, r.Parent, err)
+		}
+		if b.Phase() != r.Phase {
+			return nil, nil, invalidf("version %d: its event leads to phase %s, but its checkpoint says %s", v, b.Phase(), r.Phase)
+		}
+		for _, d := range ev.BlobDigests() {
+			if used[d] {
+				continue
+			}
+			data, ok := ex.Blobs[d]
+			if !ok {
+				return nil, nil, invalidf("version %d refers to file content %s, which the export does not carry", v, d)
+			}
+			used[d] = true
+			ev.Blobs = append(ev.Blobs, state.Blob{Digest: d, Data: data})
+		}
+		if forks[v] {
+			snaps[v] = b.State()
+		}
+		out[i] = Record{
+			Checkpoint: Checkpoint{Version: v, Parent: r.Parent, Event: ev.Kind, Phase: b.Phase(), At: ev.At},
+			Data:       ev,
+		}
+	}
+	return out, used, nil
+}
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("import: "+format+": %w", append(args, ErrInvalid)...)
+}

@@ -42,6 +42,7 @@ var commands = []command{
 	{name: "rollback", args: "ID VERSION", nargs: 2, summary: "move a session's head to VERSION and put back the workspace files as they were there; the next message starts a new branch", setup: rollbackCmd},
 	{name: "diff", args: "ID A B", nargs: 3, summary: "the unified diff of the workspace files a session changed, from version A to version B", setup: diffCmd},
 	{name: "export", args: "ID", nargs: 1, summary: "write a session to stdout as JSON (every version) or markdown (the head)", setup: exportCmd},
+	{name: "import", args: "FILE.json", nargs: 1, summary: "keep a session 'export --format json' wrote (FILE.json, or - for stdin) in the database, every version and branch; --new-id for a copy beside one it holds", setup: importCmd},
 	{name: "rm", args: "ID", nargs: 1, summary: "delete a session and all its versions", setup: rmCmd},
 	{name: "recover", args: "NEW.db", nargs: 1, summary: "copy every intact session and version of a damaged database (--db) into a new file", setup: recoverCmd},
 	{name: "bench", summary: "measure the store on a simulated long chat in a fresh file", setup: benchCmd},

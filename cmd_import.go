@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"retrace/storage"
+)
+
+// importCmd reads what `retrace export --format json` wrote and keeps it
+// in the database, every version, branch and file content. The file is
+// read and checked whole before the database is opened: a bad file
+// touches nothing.
+func importCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
+	newID := fs.Bool("new-id", false, "keep the session under a fresh id: a copy beside the one the database holds already")
+	return func(ctx context.Context, c *cli, args []string) error {
+		name := args[0]
+		data, err := readImport(c, name)
+		if err != nil {
+			return err
+		}
+		if name == "-" {
+			name = "stdin"
+		}
+		ex, err := storage.DecodeExport(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if *newID {
+			ex.Session.ID = ""
+		}
+		st, err := c.openStore()
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		info, err := st.Import(ctx, ex)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		fmt.Fprintf(c.stdout, "imported session %s (%q, %d versions, head v%d)\n", info.ID, info.Title, info.Versions, info.Head)
+		return nil
+	}
+}
+
+// readImport reads the export file, or stdin for "-", up to
+// storage.MaxImportSize bytes and one more, so that a larger file is
+// refused by its size rather than read to the end.
+func readImport(c *cli, name string) ([]byte, error) {
+	r := c.stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("import: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, storage.MaxImportSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("import: read %s: %w", name, err)
+	}
+	return data, nil
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"retrace/state"
+	"retrace/state/statetest"
+	"retrace/storage"
+	"retrace/storage/boltstore"
+	"retrace/storage/storetest"
+)
+
+// retraceIn is retrace with stdin.
+func retraceIn(t *testing.T, stdin io.Reader, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, stdin, &out, &errOut)
+	return result{code, out.String(), errOut.String()}
+}
+
+// copyCorpus copies a file of the schema corpus to a temporary path: the
+// files in testdata are never changed (opening one migrates it).
+func copyCorpus(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("storage", "boltstore", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// scriptedDB writes a database with a session made the way the storage
+// conformance suite makes them: scripted events with file contents, and
+// branches from rollbacks.
+func scriptedDB(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "retrace.db")
+	st, err := boltstore.Open(db, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	info, err := st.Create(ctx, storage.NewSession{Title: "scripted \x1b[2J", Model: "gpt-test", Workspace: "/src/app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	s := state.New(info.ID)
+	for i := range 120 {
+		if i == 50 || i == 90 {
+			if err := st.SetHead(ctx, info.ID, i-20); err != nil {
+				t.Fatal(err)
+			}
+			if s, err = st.Head(ctx, info.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if s, err = storage.Commit(ctx, st, s, storetest.WithContents(statetest.NextEvent(rng, s))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+// TestImportRoundTripsEveryCorpusSession: for every session of the test
+// corpus (the schema corpus files, the command line's fixture, a scripted
+// session with branches and file contents), export, import into a fresh
+// database, export again: the bytes are the same.
+func TestImportRoundTripsEveryCorpusSession(t *testing.T) {
+	fixtureDB, _, _ := fixture(t)
+	for _, db := range []string{copyCorpus(t, "schema1.db"), copyCorpus(t, "schema2.db"), fixtureDB, scriptedDB(t)} {
+		st, err := boltstore.Open(db, boltstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := st.Sessions(context.Background())
+		st.Close()
+		if err != nil || len(list) == 0 {
+			t.Fatalf("%s: %d sessions, %v", db, len(list), err)
+		}
+		for i, info := range list {
+			t.Run(filepath.Base(db)+"/"+info.ID, func(t *testing.T) {
+				before := retrace(t, "export", info.ID, "--db", db).ok(t).stdout
+				fresh := filepath.Join(t.TempDir(), "fresh.db")
+				if i%2 == 0 {
+					file := filepath.Join(t.TempDir(), "export.json")
+					if err := os.WriteFile(file, []byte(before), 0o600); err != nil {
+						t.Fatal(err)
+					}
+					retrace(t, "import", file, "--db", fresh).ok(t)
+				} else {
+					retraceIn(t, strings.NewReader(before), "import", "-", "--db", fresh).ok(t)
+				}
+				after := retrace(t, "export", info.ID, "--db", fresh).ok(t).stdout
+				if after != before {
+					t.Fatalf("export → import → export changed the bytes:\nbefore %d bytes\nafter  %d bytes", len(before), len(after))
+				}
+				if err := boltstore.Verify(context.Background(), fresh); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+func TestImportCommand(t *testing.T) {
+	db, forked, _ := fixture(t)
+	exported := retrace(t, "export", forked, "--db", db).ok(t).stdout
+	file := filepath.Join(t.TempDir(), "export.json")
+	if err := os.WriteFile(file, []byte(exported), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("into a database holding the session", func(t *testing.T) {
+		before := sum(t, db)
+		r := retrace(t, "import", file, "--db", db)
+		if r.code != exitError || !strings.Contains(r.stderr, forked) || !strings.Contains(r.stderr, "--new-id") {
+			t.Fatalf("exit %d, stderr %q: want 1 and an error naming the session and --new-id", r.code, r.stderr)
+		}
+		if sum(t, db) != before {
+			t.Fatal("a refused import changed the database")
+		}
+	})
+	t.Run("under a new id", func(t *testing.T) {
+		r := retrace(t, "import", file, "--new-id", "--db", db).ok(t)
+		if !strings.Contains(r.stdout, "imported session") || strings.Contains(r.stdout, forked) {
+			t.Fatalf("stdout %q: want the new session named", r.stdout)
+		}
+		if n := strings.Count(retrace(t, "sessions", "--db", db).ok(t).stdout, "fix the build"); n != 2 {
+			t.Fatalf("%d sessions titled \"fix the build\" after importing a copy, want 2", n)
+		}
+	})
+
+	truncated := exported[:len(exported)/2]
+	spoilt := strings.Replace(exported, `"parent": 2`, `"parent": 9`, 1)
+	for _, c := range []struct {
+		name, input string
+		args        []string
+		code        int
+		want        string
+	}{
+		{"no file named", "", nil, exitUsage, "want FILE.json"},
+		{"a missing file", "", []string{filepath.Join(t.TempDir(), "nope.json")}, exitError, "nope.json"},
+		{"truncated", truncated, []string{"-"}, exitError, "ends early"},
+		{"not JSON", "hello", []string{"-"}, exitError, "not a retrace export"},
+		{"another document", `{"format":"something-else/1","session":{"id":"x"}}`, []string{"-"}, exitError, "something-else/1"},
+		{"a parent that does not exist", spoilt, []string{"-"}, exitError, "parent v9"},
+		{"an empty input", "", []string{"-"}, exitError, "ends early"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fresh := filepath.Join(t.TempDir(), "fresh.db")
+			r := retraceIn(t, strings.NewReader(c.input), append([]string{"import", "--db", fresh}, c.args...)...)
+			if r.code != c.code || !strings.Contains(r.stderr, c.want) {
+				t.Fatalf("exit %d, stderr %q: want %d and %q", r.code, r.stderr, c.code, c.want)
+			}
+			if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+				t.Fatalf("a refused import made the database: %v", err)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -30,6 +31,16 @@ var importingBucket = []byte("importing")
 // the fsyncs disappear into the cost of the writes, few enough bytes that
 // one commit takes milliseconds, not seconds.
 var importBatch = struct{ checkpoints, bytes int }{checkpoints: 4096, bytes: 16 << 20}
+
+// importTxs counts the read-write transactions imports ran, for the
+// benchmark that measures the bulk path.
+var importTxs atomic.Int64
+
+// importUpdate is update for an import's transactions, counted.
+func (s *Store) importUpdate(ctx context.Context, fn func(*bolt.Tx) error) error {
+	importTxs.Add(1)
+	return s.update(ctx, fn)
+}
 
 // Import keeps an exported session: checked whole first, then written in
 // batches and made visible in the last (see importingBucket).
@@ -112,7 +123,7 @@ func importBatches(id string, records []storage.Record) ([][]importRecord, error
 // removes what it staged.
 func (s *Store) writeImport(ctx context.Context, id string, rec infoRecord, batches [][]importRecord) error {
 	if len(batches) == 1 {
-		return s.update(ctx, func(tx *bolt.Tx) error {
+		return s.importUpdate(ctx, func(tx *bolt.Tx) error {
 			if err := s.refuseExisting(tx, id); err != nil {
 				return err
 			}
@@ -136,7 +147,7 @@ func (s *Store) writeImport(ctx context.Context, id string, rec infoRecord, batc
 	}
 	v := 0
 	for i, batch := range batches {
-		err := s.update(ctx, func(tx *bolt.Tx) error {
+		err := s.importUpdate(ctx, func(tx *bolt.Tx) error {
 			if i == 0 {
 				if err := s.refuseExisting(tx, id); err != nil {
 					return err
@@ -159,7 +170,7 @@ func (s *Store) writeImport(ctx context.Context, id string, rec infoRecord, batc
 	// The move is a transaction of its own: bbolt's MoveBucket moves the
 	// bucket as last committed and drops what the same transaction wrote
 	// into it.
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.importUpdate(ctx, func(tx *bolt.Tx) error {
 		if err := s.refuseExisting(tx, id); err != nil {
 			return err
 		}

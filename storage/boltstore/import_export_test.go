@@ -8,3 +8,7 @@ func SetImportBatch(n int) (restore func()) {
 	importBatch.checkpoints = n
 	return func() { importBatch = old }
 }
+
+// ImportTxs is how many read-write transactions imports have run in this
+// process.
+func ImportTxs() int64 { return importTxs.Load() }

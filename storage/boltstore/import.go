@@ -127,6 +127,9 @@ func (s *Store) writeImport(ctx context.Context, id string, rec infoRecord, batc
 			if err := s.refuseExisting(tx, id); err != nil {
 				return err
 			}
+			if err := dropStaged(tx, id); err != nil {
+				return err
+			}
 			sessions, err := s.sessionsOf(tx)
 			if err != nil {
 				return err
@@ -213,16 +216,16 @@ func (s *Store) refuseExisting(tx *bolt.Tx, id string) error {
 // stagingVersions returns the staging bucket's versions; the first batch
 // makes it afresh, dropping what a crashed import of the same id left.
 func stagingVersions(tx *bolt.Tx, id string, fresh bool) (*bolt.Bucket, error) {
+	if fresh {
+		if err := dropStaged(tx, id); err != nil {
+			return nil, err
+		}
+	}
 	root, err := tx.CreateBucketIfNotExists(importingBucket)
 	if err != nil {
 		return nil, err
 	}
 	if fresh {
-		if root.Bucket([]byte(id)) != nil {
-			if err := root.DeleteBucket([]byte(id)); err != nil {
-				return nil, err
-			}
-		}
 		b, err := root.CreateBucket([]byte(id))
 		if err != nil {
 			return nil, err
@@ -262,17 +265,23 @@ func (s *Store) publishImport(tx *bolt.Tx, id string, rec infoRecord) error {
 // unstage removes what a failed import staged, as best it can: what is
 // left is invisible, and the next import of the id removes it.
 func (s *Store) unstage(id string) {
-	_ = s.update(context.Background(), func(tx *bolt.Tx) error {
-		root := tx.Bucket(importingBucket)
-		if root == nil || root.Bucket([]byte(id)) == nil {
-			return nil
-		}
+	_ = s.update(context.Background(), func(tx *bolt.Tx) error { return dropStaged(tx, id) })
+}
+
+// dropStaged removes what an import of id staged, and the staging bucket
+// once it is empty. The caller holds id's claim: no live import owns it.
+func dropStaged(tx *bolt.Tx, id string) error {
+	root := tx.Bucket(importingBucket)
+	if root == nil {
+		return nil
+	}
+	if root.Bucket([]byte(id)) != nil {
 		if err := root.DeleteBucket([]byte(id)); err != nil {
 			return err
 		}
-		if k, _ := root.Cursor().First(); k == nil {
-			return tx.DeleteBucket(importingBucket)
-		}
-		return nil
-	})
+	}
+	if k, _ := root.Cursor().First(); k == nil {
+		return tx.DeleteBucket(importingBucket)
+	}
+	return nil
 }

@@ -1,5 +1,7 @@
 package boltstore
 
+import "retrace/storage"
+
 // SetImportBatch makes an import's transactions hold at most n
 // checkpoints, so that tests reach the staged path with small sessions.
 // It returns the function that puts the bound back.
@@ -12,3 +14,15 @@ func SetImportBatch(n int) (restore func()) {
 // ImportTxs is how many read-write transactions imports have run in this
 // process.
 func ImportTxs() int64 { return importTxs.Load() }
+
+func mustBatches(t interface{ Fatal(...any) }, ex storage.Export) ([]storage.Record, [][]importRecord) {
+	records, err := storage.CheckImport(ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches, err := importBatches(ex.Session.ID, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return records, batches
+}

@@ -97,7 +97,7 @@ type SessionInfo struct {
 	CreatedAt time.Time   `json:"created_at"`
 	UpdatedAt time.Time   `json:"updated_at"`
 	Head      int         `json:"head"`
-	Versions  int         `json:"versions"` // versions are 1..Versions
+	Versions  int         `json:"versions"` // versions are 1..Versions, but for those gc removed
 	Phase     state.Phase `json:"phase"`    // at the head
 }
 

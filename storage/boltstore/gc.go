@@ -66,7 +66,7 @@ type GoneSession struct {
 type GoneBranch struct {
 	Session  storage.SessionInfo
 	Branch   int
-	Fork     int // the version it hangs under
+	Fork     int // the version the removed part hangs under, which stays
 	Versions []int
 	Bytes    int64
 }
@@ -342,7 +342,7 @@ func (s *Store) abandoned(b *bolt.Bucket, rec infoRecord, id string, keep []int)
 		gb := byBranch[n.Branch]
 		if gb == nil {
 			br := tree.Branches[n.Branch-1]
-			gb = &GoneBranch{Session: info, Branch: br.ID, Fork: br.Fork}
+			gb = &GoneBranch{Session: info, Branch: br.ID, Fork: n.Parent}
 			byBranch[n.Branch] = gb
 			order = append(order, n.Branch)
 		}

@@ -151,7 +151,7 @@ func TestGCRemovesOldSessionsAndAbandonedBranches(t *testing.T) {
 		if len(rep.Skipped) != 1 || rep.Skipped[0].ID != f.held || rep.Skipped[0].PID != os.Getpid() {
 			t.Errorf("%s: skipped %+v; want %s held by pid %d", what, rep.Skipped, f.held, os.Getpid())
 		}
-		if len(rep.Branches) != 1 || rep.Branches[0].Session.ID != f.branchy || !slices.Equal(rep.Branches[0].Versions, []int{6, 7, 8}) || rep.Branches[0].Fork != 0 {
+		if len(rep.Branches) != 1 || rep.Branches[0].Session.ID != f.branchy || !slices.Equal(rep.Branches[0].Versions, []int{6, 7, 8}) || rep.Branches[0].Fork != 5 {
 			t.Errorf("%s: branches %+v; want v6-v8 of %s", what, rep.Branches, f.branchy)
 		}
 		if rep.Blobs != 2 || rep.BlobBytes <= 0 {

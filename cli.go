@@ -44,6 +44,8 @@ var commands = []command{
 	{name: "export", args: "ID", nargs: 1, summary: "write a session to stdout as JSON (every version) or markdown (the head)", setup: exportCmd},
 	{name: "import", args: "FILE.json", nargs: 1, summary: "keep a session 'export --format json' wrote (FILE.json, or - for stdin) in the database, every version and branch; --new-id for a copy beside one it holds", setup: importCmd},
 	{name: "rm", args: "ID", nargs: 1, summary: "delete a session and all its versions", setup: rmCmd},
+	{name: "gc", summary: "remove sessions not updated for a while (--older-than 90d) and abandoned branches (--branches); --dry-run lists what would go", setup: gcCmd},
+	{name: "compact", summary: "rewrite the database without its free pages, giving the space gc freed back to the disk", setup: compactCmd},
 	{name: "recover", args: "NEW.db", nargs: 1, summary: "copy every intact session and version of a damaged database (--db) into a new file", setup: recoverCmd},
 	{name: "bench", summary: "measure the store on a simulated long chat in a fresh file", setup: benchCmd},
 	{name: "model-server", summary: "serve retrace's scripted demo model, an OpenAI-compatible endpoint that needs no key", setup: modelServerCmd},

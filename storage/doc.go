@@ -11,7 +11,9 @@
 //
 // Rollback (SetHead) moves the head. The next checkpoint then starts a new
 // branch; the old branch stays in the tree. Nothing is ever removed but by
-// deleting the whole session.
+// deleting the whole session, or by a garbage collection a person runs
+// (retrace gc), which may remove abandoned branches: their numbers are
+// never given again.
 //
 // A checkpoint writes the delta, never the whole state: each message is
 // stored once, in the event that added it, so a checkpoint costs the same at
@@ -25,9 +27,8 @@
 // refer to it, in the transaction of the first checkpoint that needs it,
 // and checks it against its digest on the way in and on every read (Blob).
 // A checkpoint never refers to a content the store does not hold. Deleting
-// a session leaves its contents, which another session may share; taking
-// back the space of contents nothing refers to is a garbage collection the
-// store does not do yet.
+// a session leaves its contents, which another session may share; the
+// garbage collection (retrace gc) removes those nothing refers to.
 //
 // # Writers
 //

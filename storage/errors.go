@@ -61,9 +61,15 @@ type VersionError struct {
 	Session  string
 	Version  int
 	Versions int
+	// Removed: the version existed, on a branch `retrace gc --branches`
+	// removed. Its number is never given to another version.
+	Removed bool
 }
 
 func (e *VersionError) Error() string {
+	if e.Removed {
+		return fmt.Sprintf("session %s has no version %d any more: retrace gc --branches removed the branch it was on", e.Session, e.Version)
+	}
 	return fmt.Sprintf("session %s has no version %d (it has versions 0 to %d)", e.Session, e.Version, e.Versions)
 }
 

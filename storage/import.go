@@ -81,7 +81,8 @@ func jsonProblem(err error, dec *json.Decoder) string {
 // carrying in Data.Blobs the file contents first referred to there, so a
 // store keeps each content with the first checkpoint that needs it.
 //
-// Versions must run 1, 2, 3, ... with each parent older than its child;
+// Versions must rise from 1 (with the gaps gc leaves), each parent an
+// older version the export holds;
 // every event must replay through the state machine from its parent's
 // state to the phase its checkpoint names; the session's count, head and
 // phase must agree with its checkpoints; and every file content must hash
@@ -89,13 +90,13 @@ func jsonProblem(err error, dec *json.Decoder) string {
 // breaks a rule is an error wrapping ErrInvalid that names the version or
 // the content.
 func CheckImport(ex Export) ([]Record, error) {
-	n := len(ex.Checkpoints)
-	if ex.Session.Versions != n {
-		return nil, invalidf("the session says it has %d versions, but the export holds %d checkpoints", ex.Session.Versions, n)
+	// After `retrace gc --branches` a session's versions have gaps: its
+	// count is the highest number it gave, and fewer checkpoints remain.
+	n := ex.Session.Versions
+	if len(ex.Checkpoints) > n {
+		return nil, invalidf("the session says it has %d versions, but the export holds %d checkpoints", n, len(ex.Checkpoints))
 	}
-	if ex.Session.Head < 0 || ex.Session.Head > n {
-		return nil, invalidf("the session's head v%d is not one of its versions (0 to %d)", ex.Session.Head, n)
-	}
+
 	digests := slices.Sorted(maps.Keys(ex.Blobs))
 	for _, d := range digests {
 		if err := CheckBlob(d, ex.Blobs[d]); err != nil {
@@ -106,17 +107,23 @@ func CheckImport(ex Export) ([]Record, error) {
 	// right after it, keeps a snapshot of its state: a session is mostly
 	// one line, replayed by one Builder.
 	forks := map[int]bool{}
+	present := map[int]bool{0: true}
+	prev := 0
 	for i, r := range ex.Checkpoints {
-		v := i + 1
-		if r.Version != v {
-			return nil, invalidf("checkpoint %d is version %d: versions must run 1, 2, 3, ... in order", v, r.Version)
+		v := r.Version
+		if v <= prev || v > n {
+			return nil, invalidf("checkpoint %d is version %d: versions must rise, from 1 to the session's %d", i+1, v, n)
 		}
-		if r.Parent < 0 || r.Parent >= v {
+		if r.Parent >= v || !present[r.Parent] {
 			return nil, invalidf("version %d names parent v%d, which is not an older version", v, r.Parent)
 		}
-		if r.Parent != v-1 {
+		if r.Parent != prev {
 			forks[r.Parent] = true
 		}
+		present[v], prev = true, v
+	}
+	if !present[ex.Session.Head] {
+		return nil, invalidf("the session's head v%d is not one of its versions", ex.Session.Head)
 	}
 	out, used, err := replayImport(ex, forks)
 	if err != nil {
@@ -128,8 +135,10 @@ func CheckImport(ex Export) ([]Record, error) {
 		}
 	}
 	phase := state.Idle
-	if h := ex.Session.Head; h > 0 {
-		phase = out[h-1].Phase
+	for _, r := range out {
+		if r.Version == ex.Session.Head {
+			phase = r.Phase
+		}
 	}
 	if ex.Session.Phase != phase {
 		return nil, invalidf("the session's phase is %s, but its head v%d is in phase %s", ex.Session.Phase, ex.Session.Head, phase)
@@ -145,11 +154,13 @@ func replayImport(ex Export, forks map[int]bool) ([]Record, map[string]bool, err
 	b := state.NewBuilder(empty)
 	used := map[string]bool{}
 	out := make([]Record, len(ex.Checkpoints))
+	prev := 0
 	for i, r := range ex.Checkpoints {
-		v := i + 1
-		if r.Parent != v-1 {
+		v := r.Version
+		if r.Parent != prev {
 			b = state.NewBuilder(snaps[r.Parent])
 		}
+		prev = v
 		ev, err := state.Canonical(r.Data)
 		if err != nil {
 			return nil, nil, invalidf("version %d: its event: %v", v, err)

@@ -37,8 +37,8 @@ type Store interface {
 	// Contents are addressed by their digest alone and shared by every
 	// version and session that refers to them, so deleting a session
 	// leaves them in place: another session may share them. Taking back
-	// the space of contents nothing refers to any more is garbage
-	// collection, which the store does not do yet.
+	// the space of contents nothing refers to any more is a garbage
+	// collection a person runs (boltstore's GC).
 	Blob(ctx context.Context, digest string) ([]byte, error)
 	// Head returns the state at the session's head.
 	Head(ctx context.Context, id string) (state.State, error)
@@ -106,7 +106,7 @@ type SessionInfo struct {
 	CreatedAt time.Time   `json:"created_at"`
 	UpdatedAt time.Time   `json:"updated_at"`
 	Head      int         `json:"head"`
-	Versions  int         `json:"versions"` // versions are 1..Versions
+	Versions  int         `json:"versions"` // versions are 1..Versions, but for those gc removed
 	Phase     state.Phase `json:"phase"`    // at the head
 }
 

@@ -29,9 +29,9 @@
 //
 // File contents live in one bucket shared by every session, keyed by
 // digest and zstd-compressed when that makes them smaller. Deleting a
-// session leaves them (another may share them) until a garbage collection,
-// which does not exist yet.
+// session leaves them (another may share them) until a garbage collection
+// (GC) finds nothing refers to them.
 //
-// The file never shrinks; deleted sessions leave free pages that later
-// writes reuse.
+// The file shrinks only by Compact; deleted sessions and GC leave free
+// pages that later writes reuse.
 package boltstore

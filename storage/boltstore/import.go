@@ -68,7 +68,7 @@ func (s *Store) Import(ctx context.Context, ex storage.Export) (storage.SessionI
 	in := ex.Session
 	rec := infoRecord{Title: in.Title, Model: in.Model, Workspace: in.Workspace,
 		CreatedAt: in.CreatedAt.UTC(), UpdatedAt: in.UpdatedAt.UTC(),
-		Head: in.Head, Versions: in.Versions, Phase: in.Phase}
+		Head: in.Head, Versions: in.Versions, Phase: in.Phase, Removed: gapsOf(records, in.Versions)}
 	if err := s.writeImport(ctx, id, rec, batches); err != nil {
 		s.dropClaim(id)
 		return storage.SessionInfo{}, fmt.Errorf("import session %s into %s: %w", id, s.path, err)
@@ -82,10 +82,11 @@ func (s *Store) Import(ctx context.Context, ex storage.Export) (storage.SessionI
 // importRecord is one checkpoint as the file keeps it, with the contents
 // it is the first to refer to.
 type importRecord struct {
-	value  []byte
-	ev     state.Event
-	blobs  []state.Blob
-	sealed [][]byte
+	version int // gc may have left gaps: not always the one before plus one
+	value   []byte
+	ev      state.Event
+	blobs   []state.Blob
+	sealed  [][]byte
 }
 
 // importBatches seals every checkpoint and content, before any
@@ -110,7 +111,7 @@ func importBatches(id string, records []storage.Record) ([][]importRecord, error
 		if len(cur) > 0 && (len(cur) >= importBatch.checkpoints || size+n > importBatch.bytes) {
 			batches, cur, size = append(batches, cur), nil, 0
 		}
-		cur, size = append(cur, importRecord{value: value, ev: r.Data, blobs: blobs, sealed: sealed}), size+n
+		cur, size = append(cur, importRecord{version: r.Version, value: value, ev: r.Data, blobs: blobs, sealed: sealed}), size+n
 	}
 	// A session with no checkpoints is still one batch: the one that
 	// makes it visible.
@@ -142,13 +143,12 @@ func (s *Store) writeImport(ctx context.Context, id string, rec infoRecord, batc
 			if err != nil {
 				return err
 			}
-			if err := s.putBatch(tx, vb, 0, batches[0]); err != nil {
+			if err := s.putBatch(tx, vb, batches[0]); err != nil {
 				return err
 			}
 			return putInfo(b, rec)
 		})
 	}
-	v := 0
 	for i, batch := range batches {
 		err := s.importUpdate(ctx, func(tx *bolt.Tx) error {
 			if i == 0 {
@@ -160,7 +160,7 @@ func (s *Store) writeImport(ctx context.Context, id string, rec infoRecord, batc
 			if err != nil {
 				return err
 			}
-			return s.putBatch(tx, vb, v, batch)
+			return s.putBatch(tx, vb, batch)
 		})
 		if err != nil {
 			if i > 0 && !errors.Is(err, storage.ErrCorrupt) {
@@ -168,7 +168,6 @@ func (s *Store) writeImport(ctx context.Context, id string, rec infoRecord, batc
 			}
 			return err
 		}
-		v += len(batch)
 	}
 	// The move is a transaction of its own: bbolt's MoveBucket moves the
 	// bucket as last committed and drops what the same transaction wrote
@@ -185,12 +184,11 @@ func (s *Store) writeImport(ctx context.Context, id string, rec infoRecord, batc
 	return err
 }
 
-// putBatch keeps a batch's contents and checkpoints, the first of them
-// version after+1.
-func (s *Store) putBatch(tx *bolt.Tx, vb *bolt.Bucket, after int, batch []importRecord) error {
+// putBatch keeps a batch's contents and checkpoints.
+func (s *Store) putBatch(tx *bolt.Tx, vb *bolt.Bucket, batch []importRecord) error {
 	vb.FillPercent = 1.0 // keys only grow, as in Append
-	for j, r := range batch {
-		v := after + j + 1
+	for _, r := range batch {
+		v := r.version
 		if err := s.keepBlobs(tx, r.ev, r.blobs, r.sealed); err != nil {
 			return fmt.Errorf("version %d: %w", v, err)
 		}
@@ -284,4 +282,20 @@ func dropStaged(tx *bolt.Tx, id string) error {
 		return tx.DeleteBucket(importingBucket)
 	}
 	return nil
+}
+
+// gapsOf is the runs of versions, up to count, that records lack: what
+// `retrace gc --branches` removed before the export was made.
+func gapsOf(records []storage.Record, count int) [][2]int {
+	held := make(map[int]bool, len(records))
+	for _, r := range records {
+		held[r.Version] = true
+	}
+	var gone []int
+	for v := 1; v <= count; v++ {
+		if !held[v] {
+			gone = append(gone, v)
+		}
+	}
+	return withRemoved(nil, gone)
 }

@@ -32,7 +32,7 @@ func TestImportRemovesWhatACrashedImportStaged(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				return st.putBatch(tx, vb, 5*i, b)
+				return st.putBatch(tx, vb, b)
 			})
 			if err != nil {
 				t.Fatal(err)

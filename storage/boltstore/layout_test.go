@@ -116,15 +116,15 @@ func TestLayoutCheckedByEveryOperation(t *testing.T) {
 		is     error
 		says   string
 	}{
-		{"upgraded to schema 3", func(tx *bolt.Tx) error {
-			return tx.Bucket([]byte("retrace")).Put([]byte("schema"), []byte{0, 0, 0, 3})
-		}, storage.ErrTooNew, "(schema 3; this retrace reads up to 2): upgrade retrace"},
+		{"upgraded to schema 4", func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("retrace")).Put([]byte("schema"), []byte{0, 0, 0, 4})
+		}, storage.ErrTooNew, "(schema 4; this retrace reads up to 3): upgrade retrace"},
 		{"made anew by a schema-1 build", func(tx *bolt.Tx) error {
 			if err := tx.DeleteBucket([]byte("blobs")); err != nil {
 				return err
 			}
 			return tx.Bucket([]byte("retrace")).Put([]byte("schema"), []byte{0, 0, 0, 1})
-		}, storage.ErrCorrupt, "the file's schema went back to 1 since it was read as 2"},
+		}, storage.ErrCorrupt, "the file's schema went back to 1 since it was read as 3"},
 		{"every bucket removed", func(tx *bolt.Tx) error {
 			for _, name := range []string{"retrace", "sessions", "blobs"} {
 				if err := tx.DeleteBucket([]byte(name)); err != nil {

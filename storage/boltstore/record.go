@@ -161,6 +161,10 @@ type infoRecord struct {
 	Head      int         `json:"head"`
 	Versions  int         `json:"versions"`
 	Phase     state.Phase `json:"phase"`
+	// Removed lists the runs of versions gc removed, [first, last] each,
+	// ascending (see gaps.go). Absent in every session gc never pruned, so
+	// their records stay as they were.
+	Removed [][2]int `json:"removed,omitempty"`
 }
 
 func encodeInfo(r infoRecord) ([]byte, error) {
@@ -182,6 +186,9 @@ func decodeInfo(b []byte) (infoRecord, error) {
 	}
 	if r.Head < 0 || r.Versions < 0 || r.Head > r.Versions {
 		return infoRecord{}, fmt.Errorf("head v%d outside versions 0 to %d", r.Head, r.Versions)
+	}
+	if err := r.checkRemoved(); err != nil {
+		return infoRecord{}, err
 	}
 	return r, nil
 }

@@ -12,19 +12,22 @@ import (
 	"retrace/storage"
 )
 
-// The layout, schema 2:
+// The layout, schema 3:
 //
 //	retrace/                 bucket: about the file
 //	    schema               uint32, big-endian
 //	sessions/                bucket: one bucket per session, named by its id
 //	    <id>/
-//	        info             sealed JSON: title, model, head, versions, ...
+//	        info             sealed JSON: title, model, head, versions, removed, ...
 //	        v/               bucket: version (uint64, big-endian) -> sealed checkpoint
 //	blobs/                   bucket: file contents, shared by every session
 //	    <sha256, 32 bytes>   sealed, compressed content (see blob.go)
 //
 // Schema 1 is schema 2 without the blobs bucket: files written before
-// checkpoints carried workspace files.
+// checkpoints carried workspace files. Schema 2 is schema 3 without gaps:
+// its sessions hold every version from 1 to their count, which is what a
+// schema-2 build checks, so a file gc may have pruned must not look like
+// one to it (it would call the gaps damage).
 var (
 	metaBucket     = []byte("retrace")
 	schemaKey      = []byte("schema")
@@ -39,7 +42,7 @@ var (
 // an older build cannot know what a newer schema's records mean, and
 // writing beside them would lose what it does not know, such as the
 // contents a checkpoint refers to.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // migrations[n] upgrades a file from schema n to n+1, inside the one
 // transaction that also records the new schema version. Schema 0 is a
@@ -61,6 +64,8 @@ var migrations = []func(tx *bolt.Tx) error{
 		_, err := tx.CreateBucketIfNotExists(blobsBucket)
 		return err
 	},
+	// Schema 3 lets sessions have gaps gc made. A schema-2 file has none.
+	2: func(*bolt.Tx) error { return nil },
 }
 
 // readSchema returns the file's schema version.

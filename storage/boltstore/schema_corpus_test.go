@@ -70,8 +70,8 @@ func TestSchemaCorpus(t *testing.T) {
 		if err != nil || len(list) != 0 {
 			t.Fatalf("sessions of a schema-0 file: %v, %v", list, err)
 		}
-		if got := fileSchema(t, path); got != 2 {
-			t.Fatalf("after opening, the file has schema %d, want 2", got)
+		if got := fileSchema(t, path); got != 3 {
+			t.Fatalf("after opening, the file has schema %d, want 3", got)
 		}
 		resumeCorpus(t, st, path, "")
 	})
@@ -96,8 +96,8 @@ func checkCorpusFile(t *testing.T, schema int) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if got := fileSchema(t, path); got != 2 {
-		t.Fatalf("after opening, the file has schema %d, want 2", got)
+	if got := fileSchema(t, path); got != 3 {
+		t.Fatalf("after opening, the file has schema %d, want 3", got)
 	}
 	got := readCorpus(t, st)
 	if os.Getenv("RETRACE_UPDATE_GOLDEN") != "" {

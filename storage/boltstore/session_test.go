@@ -226,10 +226,10 @@ func TestSchemaRecord(t *testing.T) {
 	}{
 		{"no schema record", ours(nil), storage.ErrCorrupt, "the schema version is missing"},
 		{"a schema record of 3 bytes", ours([]byte{0, 0, 1}), storage.ErrCorrupt, "the schema version is missing"},
-		{"schema 3", ours([]byte{0, 0, 0, 3}), storage.ErrTooNew, "(schema 3; this retrace reads up to 2)"},
-		{"schema 2^32-1", ours([]byte{0xFF, 0xFF, 0xFF, 0xFF}), storage.ErrTooNew, "(schema 4294967295; this retrace reads up to 2)"},
-		{"schema 2 without its blobs bucket", func(tx *bolt.Tx) error {
-			if err := ours([]byte{0, 0, 0, 2})(tx); err != nil {
+		{"schema 4", ours([]byte{0, 0, 0, 4}), storage.ErrTooNew, "(schema 4; this retrace reads up to 3)"},
+		{"schema 2^32-1", ours([]byte{0xFF, 0xFF, 0xFF, 0xFF}), storage.ErrTooNew, "(schema 4294967295; this retrace reads up to 3)"},
+		{"schema 3 without its blobs bucket", func(tx *bolt.Tx) error {
+			if err := ours([]byte{0, 0, 0, 3})(tx); err != nil {
 				return err
 			}
 			return tx.DeleteBucket([]byte("blobs"))
@@ -258,8 +258,8 @@ func TestSchemaRecord(t *testing.T) {
 			}
 		})
 	}
-	t.Run("schema 2 read without a write", func(t *testing.T) {
-		path := bboltFile(t, ours([]byte{0, 0, 0, 2}))
+	t.Run("schema 3 read without a write", func(t *testing.T) {
+		path := bboltFile(t, ours([]byte{0, 0, 0, 3}))
 		before := fileSum(t, path)
 		st, err := boltstore.Open(path, boltstore.Options{})
 		if err != nil {
@@ -288,8 +288,8 @@ func TestSchemaRecord(t *testing.T) {
 		}
 		defer db.Close()
 		err = db.View(func(tx *bolt.Tx) error {
-			if v := tx.Bucket([]byte("retrace")).Get([]byte("schema")); !bytes.Equal(v, []byte{0, 0, 0, 2}) {
-				t.Errorf("schema record %x; want 00000002", v)
+			if v := tx.Bucket([]byte("retrace")).Get([]byte("schema")); !bytes.Equal(v, []byte{0, 0, 0, 3}) {
+				t.Errorf("schema record %x; want 00000003", v)
 			}
 			for _, name := range []string{"sessions", "blobs"} {
 				if tx.Bucket([]byte(name)) == nil {

@@ -187,8 +187,8 @@ func (s *Store) appendUnder(ctx context.Context, id string, parent int, ev state
 			return err
 		}
 		switch {
-		case fork && (parent < 0 || parent > rec.Versions):
-			return &storage.VersionError{Session: id, Version: parent, Versions: rec.Versions}
+		case fork && rec.missing(id, parent) != nil:
+			return rec.missing(id, parent)
 		case !fork && parent != rec.Head:
 			return &storage.ConflictError{Session: id, Parent: parent, Head: rec.Head}
 		}
@@ -247,8 +247,8 @@ func (s *Store) At(ctx context.Context, id string, version int) (state.State, er
 		if err != nil {
 			return err
 		}
-		if version < 0 || version > rec.Versions {
-			return &storage.VersionError{Session: id, Version: version, Versions: rec.Versions}
+		if err := rec.missing(id, version); err != nil {
+			return err
 		}
 		st, err = s.replay(b.Bucket(versionsBucket), id, version)
 		return err
@@ -285,8 +285,8 @@ func (s *Store) SetHead(ctx context.Context, id string, version int) error {
 		if err != nil {
 			return err
 		}
-		if version < 0 || version > rec.Versions {
-			return &storage.VersionError{Session: id, Version: version, Versions: rec.Versions}
+		if err := rec.missing(id, version); err != nil {
+			return err
 		}
 		phase, err := s.phaseAt(b.Bucket(versionsBucket), id, version)
 		if err != nil {

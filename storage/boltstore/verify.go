@@ -77,12 +77,24 @@ func (s *Store) verifySession(tx *bolt.Tx, k []byte, events bool, blobs *bolt.Bu
 		return err
 	}
 	id := string(k)
-	n := 0
-	err = s.eachCheckpoint(b.Bucket(versionsBucket), id, func(v int, _ header, raw []byte) error {
-		n++
-		if v != n {
-			return &storage.CorruptError{Path: s.path, Session: id, Version: n, Reason: "the version is missing"}
+	n, want := 0, 0
+	next := func() { // the next version the session should hold
+		for want++; rec.removed(want); want++ {
 		}
+	}
+	next()
+	err = s.eachCheckpoint(b.Bucket(versionsBucket), id, func(v int, h header, raw []byte) error {
+		n++
+		if rec.removed(v) {
+			return &storage.CorruptError{Path: s.path, Session: id, Version: v, Reason: "the version is there, but its record says gc removed it"}
+		}
+		if rec.removed(h.parent) {
+			return &storage.CorruptError{Path: s.path, Session: id, Version: v, Reason: fmt.Sprintf("its parent v%d was removed by gc, which keeps every ancestor", h.parent)}
+		}
+		if v != want {
+			return &storage.CorruptError{Path: s.path, Session: id, Version: want, Reason: "the version is missing"}
+		}
+		next()
 		if !events {
 			return nil
 		}
@@ -100,8 +112,8 @@ func (s *Store) verifySession(tx *bolt.Tx, k []byte, events bool, blobs *bolt.Bu
 	if err != nil {
 		return err
 	}
-	if n != rec.Versions {
-		return &storage.CorruptError{Path: s.path, Session: id, Reason: fmt.Sprintf("it records %d versions but holds %d", rec.Versions, n)}
+	if n != rec.Versions-rec.removedCount() {
+		return &storage.CorruptError{Path: s.path, Session: id, Reason: fmt.Sprintf("it records %d versions but holds %d", rec.Versions-rec.removedCount(), n)}
 	}
 	return nil
 }

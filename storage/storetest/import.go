@@ -176,7 +176,7 @@ var spoilings = []struct {
 		ex.Blobs[storage.Digest(data)] = data
 	}},
 	{"head past the last version", "head", func(ex *storage.Export) { ex.Session.Head = len(ex.Checkpoints) + 1 }},
-	{"versions count wrong", "versions", func(ex *storage.Export) { ex.Session.Versions++ }},
+	{"versions count below the last version", "versions", func(ex *storage.Export) { ex.Session.Versions-- }},
 	{"phase at the head wrong", "phase", func(ex *storage.Export) { ex.Session.Phase = state.AwaitingApproval }},
 	{"no checkpoints but a head", "head", func(ex *storage.Export) {
 		ex.Checkpoints, ex.Blobs, ex.Session.Versions = nil, nil, 0

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"retrace/state/transcript"
+	"retrace/storage"
+	"retrace/storage/boltstore"
+)
+
+// keepFlag collects --keep ID:V, as given; ids are resolved once the
+// store is open.
+type keepFlag []string
+
+func (k *keepFlag) String() string { return strings.Join(*k, ",") }
+
+func (k *keepFlag) Set(v string) error {
+	id, ver, ok := strings.Cut(v, ":")
+	if !ok || id == "" {
+		return fmt.Errorf("--keep wants ID:VERSION, such as 3f2a:12, not %q", v)
+	}
+	if _, err := strconv.Atoi(strings.TrimPrefix(ver, "v")); err != nil {
+		return fmt.Errorf("--keep wants ID:VERSION, such as 3f2a:12; %q is not a version number", ver)
+	}
+	*k = append(*k, v)
+	return nil
+}
+
+var ageForm = regexp.MustCompile(`^([0-9]{1,6})([dhm])$`)
+
+// parseAge reads an age in days, hours or minutes: 90d, 36h, 45m.
+func parseAge(s string) (time.Duration, error) {
+	m := ageForm.FindStringSubmatch(s)
+	if m == nil {
+		return 0, usagef("--older-than wants a number of days, hours or minutes, such as 90d, 36h or 45m, not %q", s)
+	}
+	n, _ := strconv.Atoi(m[1])
+	if n == 0 {
+		return 0, usagef("--older-than %s would take every session; 'retrace rm ID' removes one", s)
+	}
+	unit := map[string]time.Duration{"d": 24 * time.Hour, "h": time.Hour, "m": time.Minute}[m[2]]
+	return time.Duration(n) * unit, nil
+}
+
+func gcCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
+	var older string
+	var keep keepFlag
+	var opts boltstore.GCOptions
+	fs.StringVar(&older, "older-than", "", "remove sessions not updated for this long: 90d, 36h, 45m")
+	fs.BoolVar(&opts.Branches, "branches", false, "remove abandoned branches: versions on no path from the root to the head (or to a --keep version)")
+	fs.Var(&keep, "keep", "with --branches, keep ID:VERSION and every version before it (repeatable)")
+	fs.BoolVar(&opts.DryRun, "dry-run", false, "list what would go and the bytes it would free; change nothing")
+	return func(ctx context.Context, c *cli, _ []string) error {
+		if older == "" && !opts.Branches {
+			return usagef("say what to remove: --older-than AGE (such as 90d), --branches, or both; --dry-run shows it first")
+		}
+		if older != "" {
+			age, err := parseAge(older)
+			if err != nil {
+				return err
+			}
+			opts.OlderThan = age
+		}
+		if len(keep) > 0 && !opts.Branches {
+			return usagef("--keep names versions --branches keeps; give --branches too")
+		}
+		st, err := c.openStore()
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		opts.Keep = map[string][]int{}
+		for _, k := range keep {
+			prefix, ver, _ := strings.Cut(k, ":")
+			id, err := st.Resolve(ctx, prefix)
+			if err != nil {
+				return err
+			}
+			v, _ := strconv.Atoi(strings.TrimPrefix(ver, "v"))
+			opts.Keep[id] = append(opts.Keep[id], v)
+		}
+		rep, err := st.GC(ctx, opts)
+		if err != nil {
+			return err
+		}
+		printGC(c.stdout, rep, time.Now())
+		return nil
+	}
+}
+
+func printGC(w io.Writer, rep boltstore.GCReport, now time.Time) {
+	verb, nothing := "removed", "nothing to remove"
+	if rep.DryRun {
+		verb, nothing = "would remove", "nothing would be removed"
+	}
+	if len(rep.Sessions) > 0 {
+		fmt.Fprintf(w, "%s %s:\n", verb, count(len(rep.Sessions), "session"))
+		for _, s := range rep.Sessions {
+			fmt.Fprintf(w, "  %s  %q  not updated for %s, %s, %s\n", s.ID, title(s.SessionInfo), age(now.Sub(s.UpdatedAt)), count(s.Versions, "version"), bytesOf(s.Bytes))
+		}
+	}
+	if len(rep.Branches) > 0 {
+		fmt.Fprintf(w, "%s %s:\n", verb, count(len(rep.Branches), "abandoned branch"))
+		for _, b := range rep.Branches {
+			fmt.Fprintf(w, "  %s  %q  branch %d after v%d: %s, %s\n", b.Session.ID, title(b.Session), b.Branch, b.Fork, versionList(b.Versions), bytesOf(b.Bytes))
+		}
+	}
+	if rep.Blobs > 0 {
+		fmt.Fprintf(w, "%s %s nothing else refers to, %s\n", verb, count(rep.Blobs, "file content"), bytesOf(rep.BlobBytes))
+	}
+	for _, s := range rep.Skipped {
+		holder := "another retrace process"
+		if s.PID > 0 {
+			holder = fmt.Sprintf("another retrace process (pid %d)", s.PID)
+		}
+		fmt.Fprintf(w, "skipped %s  %q: in use by %s\n", s.ID, title(s.SessionInfo), holder)
+	}
+	switch {
+	case rep.Bytes == 0:
+		fmt.Fprintln(w, nothing)
+	case rep.DryRun:
+		fmt.Fprintf(w, "would free %s; nothing was changed (run it again without --dry-run)\n", bytesOf(rep.Bytes))
+	default:
+		fmt.Fprintf(w, "freed %s; the file now has %s of free pages, which later writes reuse and 'retrace compact' gives back to the disk\n", bytesOf(rep.Bytes), bytesOf(rep.FreeBytes))
+	}
+}
+
+func compactCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
+	return func(ctx context.Context, c *cli, _ []string) error {
+		st, err := c.openStore()
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		rep, err := st.Compact(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "compacted %s: %s -> %s (%s given back)\n", st.Path(), bytesOf(rep.Before), bytesOf(rep.After), bytesOf(rep.Before-rep.After))
+		return nil
+	}
+}
+
+func title(s storage.SessionInfo) string {
+	return clip(oneLine(transcript.Inert(s.Title)), 40)
+}
+
+// age is a duration as a person says it: 120 days, 5 hours, 3 minutes.
+func age(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour:
+		return count(int(d/(24*time.Hour)), "day")
+	case d >= 2*time.Hour:
+		return count(int(d/time.Hour), "hour")
+	}
+	return count(int(d/time.Minute), "minute")
+}
+
+// bytesOf is a size with the exact count of bytes, so figures can be
+// compared, and a readable one.
+func bytesOf(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB (%d bytes)", float64(n)/(1<<20), n)
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB (%d bytes)", float64(n)/(1<<10), n)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,270 @@
+package boltstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"hash"
+	"os"
+	"path/filepath"
+
+	bolt "go.etcd.io/bbolt"
+
+	"retrace/storage"
+)
+
+// CompactReport is the file's size before and after Compact.
+type CompactReport struct {
+	Before, After int64
+}
+
+// compactStep, when set (by tests), runs before each step of Compact
+// ("copy", "sync", "check", "rename") and stops it there when it returns
+// an error, as a crash at that point would.
+var compactStep func(step string) error
+
+// compactTxSize bounds what one transaction of the copy holds in memory.
+const compactTxSize = 64 << 20
+
+// Compact rewrites the database into a new file holding exactly what the
+// old one does, without its free pages, and puts it in the old one's
+// place. The new file is written beside the old one, synced and checked
+// whole (bbolt's check, every record, and the same keys and values as the
+// old file) before a rename puts it in place, all under the file's
+// exclusive lock: a crash at any point leaves the old file or the new one,
+// whole. It refuses, naming the holder, while another process holds any
+// session, and holds every session itself meanwhile so no one starts
+// writing one.
+func (s *Store) Compact(ctx context.Context) (CompactReport, error) {
+	var rep CompactReport
+	s.fileMu.Lock()
+	defer s.fileMu.Unlock()
+	if s.closed {
+		return rep, errClosed
+	}
+	if _, err := os.Stat(s.path); err != nil {
+		return rep, fmt.Errorf("compact %s: %w", s.path, err)
+	}
+	lock, err := s.lockDB(ctx, true, true)
+	if err != nil {
+		return rep, fmt.Errorf("compact %s: %w", s.path, err)
+	}
+	defer lock.Close()
+	s.walked = false
+	if err := s.walkPages(); err != nil {
+		return rep, err
+	}
+	if !s.schemaOK {
+		if err := s.checkSchema(); err != nil {
+			return rep, err
+		}
+	}
+	// Sessions are listed under the lock: none can be made meanwhile.
+	var ids []string
+	if err := s.open(true, func(db *bolt.DB) error {
+		return db.View(s.laidOut(func(tx *bolt.Tx) error {
+			list, err := s.allSessions(tx, nil)
+			for _, info := range list {
+				ids = append(ids, info.ID)
+			}
+			return err
+		}))
+	}); err != nil {
+		return rep, err
+	}
+	release, err := s.claimEvery(ctx, ids)
+	if err != nil {
+		return rep, fmt.Errorf("compact refused: %w; compact when no other retrace has a session open", err)
+	}
+	defer release()
+
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return rep, err
+	}
+	rep.Before = fi.Size()
+	if err := s.rewrite(ctx); err != nil {
+		return rep, fmt.Errorf("compact %s (the file is as it was): %w", s.path, err)
+	}
+	s.walked = false // a new file: the next operation walks it
+	if fi, err = os.Stat(s.path); err != nil {
+		return rep, err
+	}
+	rep.After = fi.Size()
+	return rep, nil
+}
+
+// claimEvery claims each session this store does not hold yet, and
+// returns what gives them back. A session another process holds is its
+// *storage.BusyError, and nothing stays claimed.
+func (s *Store) claimEvery(ctx context.Context, ids []string) (func(), error) {
+	var claimed []string
+	release := func() { s.releaseAll(claimed) }
+	for _, id := range ids {
+		s.claimMu.Lock()
+		_, ours := s.claims[id]
+		s.claimMu.Unlock()
+		if ours {
+			continue
+		}
+		if err := s.autoClaim(ctx, id); err != nil {
+			release()
+			return nil, err
+		}
+		claimed = append(claimed, id)
+	}
+	return release, nil
+}
+
+// rewrite does Compact's work under its lock and claims: check the old
+// file, copy, sync, check the copy, rename. Until the rename the old file
+// is untouched; whatever stops it before, the copy is removed.
+func (s *Store) rewrite(ctx context.Context) (err error) {
+	// A copy is never rewritten from damage: what the check finds is
+	// left for `retrace recover`.
+	var want []byte
+	if err := s.open(true, func(db *bolt.DB) error {
+		return db.View(s.laidOut(func(tx *bolt.Tx) error {
+			if err := s.checkAll(tx, true); err != nil {
+				return err
+			}
+			want = contentSum(tx)
+			return nil
+		}))
+	}); err != nil {
+		return err
+	}
+	dir := filepath.Dir(s.path)
+	// Copies a killed compaction left behind: only Compact makes them,
+	// and it holds the lock.
+	stale, _ := filepath.Glob(filepath.Join(dir, filepath.Base(s.path)+".compact-*"))
+	for _, p := range stale {
+		os.Remove(p)
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(s.path)+".compact-*")
+	if err != nil {
+		return err
+	}
+	tmpPath := tmp.Name()
+	tmp.Close()
+	renamed := false
+	defer func() {
+		if !renamed {
+			os.Remove(tmpPath)
+		}
+	}()
+	step := func(name string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if compactStep != nil {
+			return compactStep(name)
+		}
+		return nil
+	}
+
+	if err := step("copy"); err != nil {
+		return err
+	}
+	if err := s.open(true, func(src *bolt.DB) error {
+		dst, err := bolt.Open(tmpPath, 0o600, &bolt.Options{Timeout: boltTimeout})
+		if err != nil {
+			return fmt.Errorf("open the new file: %w", err)
+		}
+		err = bolt.Compact(dst, src, compactTxSize)
+		if cerr := dst.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}); err != nil {
+		return fmt.Errorf("copy into %s: %w", tmpPath, err)
+	}
+
+	if err := step("sync"); err != nil {
+		return err
+	}
+	if err := syncFile(tmpPath); err != nil {
+		return fmt.Errorf("sync %s: %w", tmpPath, err)
+	}
+
+	if err := step("check"); err != nil {
+		return err
+	}
+	if err := checkCopy(tmpPath, s.opts, want); err != nil {
+		return err
+	}
+
+	if err := step("rename"); err != nil {
+		return err
+	}
+	if err := os.Rename(tmpPath, s.path); err != nil {
+		return err
+	}
+	renamed = true
+	return syncDir(dir)
+}
+
+// checkCopy checks the new file as Verify does, and that it holds the
+// same keys and values as the old one (want, from contentSum).
+func checkCopy(path string, opts Options, want []byte) error {
+	c := &Store{path: path, opts: opts}
+	if err := c.walkPages(); err != nil {
+		return fmt.Errorf("the new file %s fails its check: %w", path, err)
+	}
+	return c.open(true, func(db *bolt.DB) error {
+		return db.View(c.laidOut(func(tx *bolt.Tx) error {
+			if err := c.checkAll(tx, true); err != nil {
+				return fmt.Errorf("the new file fails its check: %w", err)
+			}
+			if got := contentSum(tx); string(got) != string(want) {
+				return &storage.CorruptError{Path: path, Reason: "the new file does not hold what the old one does"}
+			}
+			return nil
+		}))
+	})
+}
+
+// contentSum hashes every bucket, key and value in the file, in order,
+// with their lengths, so two files with the same sum hold the same data.
+func contentSum(tx *bolt.Tx) []byte {
+	h := sha256.New()
+	_ = tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+		sumBucket(h, name, b)
+		return nil
+	})
+	return h.Sum(nil)
+}
+
+func sumBucket(h hash.Hash, name []byte, b *bolt.Bucket) {
+	put := func(tag byte, p []byte) {
+		h.Write([]byte{tag})
+		h.Write(binary.AppendUvarint(nil, uint64(len(p))))
+		h.Write(p)
+	}
+	put('b', name)
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v == nil {
+			if nb := b.Bucket(k); nb != nil {
+				sumBucket(h, k, nb)
+				continue
+			}
+		}
+		put('k', k)
+		put('v', v)
+	}
+	put('e', nil)
+}
+
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,392 @@
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"retrace/storage"
+)
+
+// Space comes back only through GC and Compact, and only when a person
+// runs them: nothing else in retrace removes a version or a file content.
+// GC removes records inside the file, whose pages bbolt then reuses;
+// Compact rewrites the file to give the free pages back to the disk.
+
+// GCOptions says what GC removes. At least one of OlderThan and Branches
+// must be set.
+type GCOptions struct {
+	// OlderThan removes every session not updated for at least this long.
+	// Zero removes no session by age.
+	OlderThan time.Duration
+	// Branches removes, in every session it does not remove whole, the
+	// versions on no path from the root to the head or to a kept version:
+	// the abandoned branches. What stays replays exactly as before.
+	Branches bool
+	// Keep names versions, by session id, that Branches keeps with all
+	// their ancestors: a branch a person wants to come back to.
+	Keep map[string][]int
+	// DryRun reports what would go and changes nothing.
+	DryRun bool
+}
+
+// GCReport is what GC removed, or with DryRun would remove.
+type GCReport struct {
+	DryRun   bool
+	Sessions []GoneSession
+	Branches []GoneBranch
+	// Blobs and BlobBytes count the file contents nothing refers to any
+	// more once the rest is gone, which go with it.
+	Blobs     int
+	BlobBytes int64
+	// Skipped are sessions another process holds: left whole, and their
+	// contents with them.
+	Skipped []Skipped
+	// Bytes is what the removed records took in the file: keys and
+	// values, without bbolt's page overhead.
+	Bytes int64
+	// FreeBytes, after a real run, is the free space inside the file,
+	// which later writes reuse and Compact gives back to the disk.
+	FreeBytes int64
+}
+
+// GoneSession is a session GC removes whole.
+type GoneSession struct {
+	storage.SessionInfo
+	Bytes int64
+}
+
+// GoneBranch is the part of one branch GC removes: versions First to Tip
+// of Branch (the whole branch unless a kept version is on it).
+type GoneBranch struct {
+	Session  storage.SessionInfo
+	Branch   int
+	Fork     int // the version the removed part hangs under, which stays
+	Versions []int
+	Bytes    int64
+}
+
+// Skipped is a session GC would have touched, held by another process.
+type Skipped struct {
+	storage.SessionInfo
+	PID int // 0 when the holder wrote none
+}
+
+// gcPlan is what one pass over the file decided, by key.
+type gcPlan struct {
+	sessions []string         // removed whole
+	prune    map[string][]int // session -> versions removed
+	blobs    [][]byte         // keys of contents nothing refers to
+}
+
+func (p gcPlan) touched() []string {
+	out := slices.Clone(p.sessions)
+	for id := range p.prune {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// GC removes what opts names and the file contents nothing refers to any
+// more, in one transaction, and reports it. A session another process
+// holds is skipped and named. With DryRun nothing is written.
+func (s *Store) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
+	if opts.OlderThan < 0 || (opts.OlderThan == 0 && !opts.Branches) {
+		return GCReport{}, errors.New("gc: say what to remove: sessions older than an age, abandoned branches, or both")
+	}
+	now := s.opts.Now()
+	var first gcPlan
+	err := s.view(ctx, func(tx *bolt.Tx) (err error) {
+		_, first, err = s.planGC(tx, opts, now, nil)
+		return err
+	})
+	if errors.Is(err, errNoFile) {
+		return GCReport{DryRun: opts.DryRun}, nil
+	}
+	if err != nil {
+		return GCReport{}, fmt.Errorf("gc %s: %w", s.path, err)
+	}
+	held := map[string]int{}
+	var claimed []string
+	for _, id := range first.touched() {
+		if opts.DryRun {
+			if pid, busy := s.Holder(id); busy {
+				held[id] = pid
+			}
+			continue
+		}
+		s.claimMu.Lock()
+		_, ours := s.claims[id]
+		s.claimMu.Unlock()
+		err := s.autoClaim(ctx, id)
+		var be *storage.BusyError
+		switch {
+		case errors.As(err, &be):
+			held[id] = be.PID
+		case err != nil:
+			s.releaseAll(claimed)
+			return GCReport{}, err
+		case !ours:
+			claimed = append(claimed, id)
+		}
+	}
+	if opts.DryRun {
+		var rep GCReport
+		err := s.view(ctx, func(tx *bolt.Tx) (err error) {
+			rep, _, err = s.planGC(tx, opts, now, held)
+			return err
+		})
+		rep.DryRun = true
+		return rep, err
+	}
+	rep, done, err := s.applyGC(ctx, opts, now, held)
+	for _, id := range claimed {
+		if slices.Contains(done.sessions, id) {
+			s.dropClaim(id)
+		} else {
+			_ = s.Release(id)
+		}
+	}
+	return rep, err
+}
+
+func (s *Store) releaseAll(ids []string) {
+	for _, id := range ids {
+		_ = s.Release(id)
+	}
+}
+
+// applyGC plans again under the write lock (the file may have changed
+// since the first look) and removes what the plan says, in one
+// transaction.
+func (s *Store) applyGC(ctx context.Context, opts GCOptions, now time.Time, held map[string]int) (GCReport, gcPlan, error) {
+	var rep GCReport
+	var p gcPlan
+	err := s.withFile(ctx, true, func(db *bolt.DB) error {
+		err := db.Update(s.laidOut(func(tx *bolt.Tx) (err error) {
+			if rep, p, err = s.planGC(tx, opts, now, held); err != nil {
+				return err
+			}
+			return s.removePlan(tx, p)
+		}))
+		if err != nil {
+			return err
+		}
+		st := db.Stats()
+		rep.FreeBytes = int64(st.FreePageN+st.PendingPageN) * int64(db.Info().PageSize)
+		return nil
+	})
+	if err != nil {
+		return GCReport{}, gcPlan{}, fmt.Errorf("gc %s: %w", s.path, err)
+	}
+	return rep, p, nil
+}
+
+// removePlan deletes what p names.
+func (s *Store) removePlan(tx *bolt.Tx, p gcPlan) error {
+	sessions, err := s.sessionsOf(tx)
+	if err != nil {
+		return err
+	}
+	for _, id := range p.sessions {
+		if err := sessions.DeleteBucket([]byte(id)); err != nil {
+			return fmt.Errorf("remove session %s: %w", id, err)
+		}
+	}
+	for id, vs := range p.prune {
+		b, rec, err := s.session(tx, id)
+		if err != nil {
+			return err
+		}
+		vb := b.Bucket(versionsBucket)
+		for _, v := range vs {
+			if err := vb.Delete(versionKey(v)); err != nil {
+				return fmt.Errorf("remove session %s version %d: %w", id, v, err)
+			}
+		}
+		// The head, its time and its phase stay: the session's
+		// conversation did not move on.
+		rec.Removed = withRemoved(rec.Removed, vs)
+		if err := putInfo(b, rec); err != nil {
+			return err
+		}
+	}
+	blobs, err := s.blobsOf(tx)
+	if err != nil {
+		return err
+	}
+	for _, k := range p.blobs {
+		if err := blobs.Delete(k); err != nil {
+			return fmt.Errorf("remove file content %s: %w", keyDigest(k), err)
+		}
+	}
+	return nil
+}
+
+// planGC decides, reading tx only, what GC removes: sessions by age,
+// abandoned versions, and the contents only those referred to. Sessions
+// in held are left whole and reported as skipped.
+func (s *Store) planGC(tx *bolt.Tx, opts GCOptions, now time.Time, held map[string]int) (GCReport, gcPlan, error) {
+	rep := GCReport{DryRun: opts.DryRun}
+	p := gcPlan{prune: map[string][]int{}}
+	sessions, err := s.sessionsOf(tx)
+	if err != nil {
+		return rep, p, err
+	}
+	refs := map[string]bool{} // digests kept versions refer to
+	for id := range opts.Keep {
+		if sessions.Bucket([]byte(id)) == nil {
+			return rep, p, &storage.NotFoundError{ID: id, Where: s.path}
+		}
+	}
+	c := sessions.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v != nil {
+			return rep, p, &storage.CorruptError{Path: s.path, Reason: fmt.Sprintf("stray key %q among the sessions", k)}
+		}
+		b, rec, err := s.listedSession(tx, k)
+		if err != nil {
+			return rep, p, err
+		}
+		id := string(k)
+		info := rec.info(id)
+		old := opts.OlderThan > 0 && now.Sub(rec.UpdatedAt) >= opts.OlderThan
+		pid, isHeld := held[id]
+		var gone map[int]bool
+		switch {
+		case old && !isHeld:
+			p.sessions = append(p.sessions, id)
+			n := bucketBytes(b)
+			rep.Sessions = append(rep.Sessions, GoneSession{SessionInfo: info, Bytes: n})
+			rep.Bytes += n
+			continue
+		case opts.Branches && !isHeld:
+			branches, versions, err := s.abandoned(b, rec, id, opts.Keep[id])
+			if err != nil {
+				return rep, p, err
+			}
+			if len(versions) > 0 {
+				p.prune[id] = versions
+				gone = make(map[int]bool, len(versions))
+				for _, v := range versions {
+					gone[v] = true
+				}
+			}
+			for _, gb := range branches {
+				rep.Branches = append(rep.Branches, gb)
+				rep.Bytes += gb.Bytes
+			}
+		case isHeld && (old || opts.Branches):
+			rep.Skipped = append(rep.Skipped, Skipped{SessionInfo: info, PID: pid})
+		}
+		if err := s.collectRefs(b.Bucket(versionsBucket), id, gone, refs); err != nil {
+			return rep, p, err
+		}
+	}
+	blobs, err := s.blobsOf(tx)
+	if err != nil {
+		return rep, p, err
+	}
+	bc := blobs.Cursor()
+	for k, v := bc.First(); k != nil; k, v = bc.Next() {
+		if !refs[keyDigest(k)] {
+			p.blobs = append(p.blobs, bytes.Clone(k))
+			rep.Blobs++
+			rep.BlobBytes += int64(len(k) + len(v))
+		}
+	}
+	rep.Bytes += rep.BlobBytes
+	return rep, p, nil
+}
+
+// abandoned finds a session's versions on no path from the root to its
+// head or to a kept version, grouped by the branch they were on.
+func (s *Store) abandoned(b *bolt.Bucket, rec infoRecord, id string, keep []int) ([]GoneBranch, []int, error) {
+	for _, v := range keep {
+		if err := rec.missing(id, v); err != nil {
+			return nil, nil, err
+		}
+	}
+	var cps []storage.Checkpoint
+	size := map[int]int64{}
+	err := s.eachCheckpoint(b.Bucket(versionsBucket), id, func(v int, h header, raw []byte) error {
+		cps = append(cps, storage.Checkpoint{Version: v, Parent: h.parent, Event: h.kind, Phase: h.phase, At: h.at})
+		size[v] = int64(8 + len(raw))
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	tree := storage.BuildTree(id, rec.Head, cps)
+	kept := map[int]bool{}
+	for _, tip := range append([]int{rec.Head}, keep...) {
+		for _, v := range tree.Path(tip) {
+			kept[v] = true
+		}
+	}
+	info := rec.info(id)
+	var versions []int
+	byBranch := map[int]*GoneBranch{}
+	var order []int
+	for _, n := range tree.Nodes {
+		if kept[n.Version] {
+			continue
+		}
+		versions = append(versions, n.Version)
+		gb := byBranch[n.Branch]
+		if gb == nil {
+			br := tree.Branches[n.Branch-1]
+			gb = &GoneBranch{Session: info, Branch: br.ID, Fork: n.Parent}
+			byBranch[n.Branch] = gb
+			order = append(order, n.Branch)
+		}
+		gb.Versions = append(gb.Versions, n.Version)
+		gb.Bytes += size[n.Version]
+	}
+	out := make([]GoneBranch, 0, len(order))
+	for _, br := range order {
+		out = append(out, *byBranch[br])
+	}
+	return out, versions, nil
+}
+
+// collectRefs adds to refs the digests of the contents the session's
+// versions refer to, but for those in gone. Only events that name a
+// digest are decoded: most events refer to no file.
+func (s *Store) collectRefs(vb *bolt.Bucket, id string, gone map[int]bool, refs map[string]bool) error {
+	return s.eachCheckpoint(vb, id, func(v int, _ header, raw []byte) error {
+		if gone[v] || !bytes.Contains(raw, []byte("sha256:")) {
+			return nil
+		}
+		_, ev, err := decodeCheckpoint(raw)
+		if err != nil {
+			return &storage.CorruptError{Path: s.path, Session: id, Version: v, Reason: err.Error()}
+		}
+		for _, d := range ev.BlobDigests() {
+			refs[d] = true
+		}
+		return nil
+	})
+}
+
+// bucketBytes is what a bucket's keys and values take, nested buckets
+// included.
+func bucketBytes(b *bolt.Bucket) int64 {
+	var n int64
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		n += int64(len(k) + len(v))
+		if v == nil {
+			if nb := b.Bucket(k); nb != nil {
+				n += bucketBytes(nb)
+			}
+		}
+	}
+	return n
+}

@@ -1,9 +1,8 @@
 package storage
 
 import (
-	"unicode/utf8"
-
 	"retrace/state"
+	"retrace/state/transcript"
 )
 
 // Tree is a session's versions and the branches they form.
@@ -44,16 +43,7 @@ const maxOpening = 200
 
 // openingOf is the start of a message, up to maxOpening bytes, cut on a
 // character's first byte.
-func openingOf(text string) string {
-	if len(text) <= maxOpening {
-		return text
-	}
-	cut := maxOpening
-	for cut > 0 && !utf8.RuneStart(text[cut]) {
-		cut--
-	}
-	return text[:cut] + "…"
-}
+func openingOf(text string) string { return transcript.Shorten(text, maxOpening) }
 
 // OpenBranches sets each branch's Opening from the events of its
 // versions: the person's words in the first user message made on it.

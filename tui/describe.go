@@ -3,7 +3,6 @@ package tui
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"retrace/state"
 	"retrace/state/transcript"
@@ -51,23 +50,12 @@ func describe(v Version, s state.State) string {
 	default:
 		what = describeOther(ev, s)
 	}
-	return oneLine(headOf(what, maxLabel)) + " → " + phaseName(v.Phase)
+	return oneLine(transcript.Shorten(what, maxLabel)) + " → " + phaseLabel(v.Phase)
 }
 
 // maxLabel bounds the bytes of a label looked at: a message may be a
 // megabyte, and the banner shows one line of it, every frame.
 const maxLabel = 4 << 10
-
-// headOf is the first n bytes of s, cut on a character, marked when cut.
-func headOf(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
 
 // describeCall labels the events of a tool call's life.
 func describeCall(ev state.Event, s state.State) string {
@@ -262,7 +250,6 @@ func stepWord(st state.StepState) string {
 }
 
 // phaseName is a phase as the phase pane shows it: "awaiting approval".
-func phaseName(p state.Phase) string { return strings.ReplaceAll(p.String(), "_", " ") }
 
 // oneLine makes text from a model or the store one inert line.
 func oneLine(s string) string { return strings.Join(strings.Fields(inert(s)), " ") }

@@ -146,18 +146,6 @@ func folds(text string) bool {
 	return len(text) > foldBytes || strings.Count(text, "\n") >= foldLines
 }
 
-// capPaste cuts text to room bytes, on a character boundary.
-func capPaste(text string, room int) string {
-	if len(text) <= room {
-		return text
-	}
-	cut := max(room, 0)
-	for cut > 0 && !utf8.RuneStart(text[cut]) {
-		cut--
-	}
-	return text[:cut]
-}
-
 // approxSize is a size as a person reads it at a glance: "812 bytes",
 // "12.3 KiB", "1.5 MiB".
 func approxSize(n int) string {

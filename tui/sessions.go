@@ -235,8 +235,8 @@ func columnsFor(vis []SessionInfo, width int) sessionColumns {
 // row draws one session in the columns.
 func (c sessionColumns) row(st *themes.Styles, x SessionInfo, style lipgloss.Style, mark string) string {
 	s := st.Sessions
-	left := mark + pad(inert(short(x.ID)), 8) + "  " + pad(clip(inert(x.Title), c.title), c.title)
-	meta := "  " + pad(phaseLabel(x.Phase), c.phase) + "  " +
+	left := mark + fit(inert(short(x.ID)), 8) + "  " + fit(clip(inert(x.Title), c.title), c.title)
+	meta := "  " + fit(phaseLabel(x.Phase), c.phase) + "  " +
 		padLeft(countOf(x.Versions, "version"), c.versions) + "  " + x.Updated.Local().Format(c.date)
 	row := style.Render(left) + s.Meta.Render(meta)
 	if x.Busy {
@@ -248,12 +248,8 @@ func (c sessionColumns) row(st *themes.Styles, x SessionInfo, style lipgloss.Sty
 // phaseLabel is a phase as the list writes it.
 func phaseLabel(p state.Phase) string { return strings.ReplaceAll(p.String(), "_", " ") }
 
-// pad fills plain text with spaces to width cells; padLeft puts them
-// before it. Text already wider is left as it is.
-func pad(s string, width int) string {
-	return s + strings.Repeat(" ", max(width-visibleWidth(s), 0))
-}
-
+// padLeft fills plain text with spaces before it to width cells (fit
+// puts them after). Text already wider is left as it is.
 func padLeft(s string, width int) string {
 	return strings.Repeat(" ", max(width-visibleWidth(s), 0)) + s
 }

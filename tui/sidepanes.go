@@ -22,7 +22,7 @@ import (
 // happened and what to do.
 func phaseLines(st *themes.Styles, s state.State, timing string, width int) []string {
 	p := st.Phase
-	badge := p.Badge(s.Phase.String()).Render(strings.ReplaceAll(s.Phase.String(), "_", " "))
+	badge := p.Badge(s.Phase.String()).Render(phaseLabel(s.Phase))
 	line := badge
 	if s.Phase.Active() || s.Iteration > 0 {
 		line += " " + p.Detail.Render(fmt.Sprintf("iteration %d", s.Iteration))

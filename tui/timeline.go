@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"retrace/state"
+	"retrace/state/transcript"
 	"retrace/themes"
 )
 
@@ -479,7 +480,7 @@ func (t *timeline) treeLines(st *themes.Styles, width, height int) []string {
 		// it gets a line of its own, so a narrow screen still shows it.
 		opening := "(no message on it)"
 		if b.Opening != "" {
-			opening = "“" + clip(inert(capPaste(b.Opening, 4*width)), width-7) + "”"
+			opening = "“" + clip(inert(transcript.Head(b.Opening, 4*width)), width-7) + "”"
 		}
 		// Whole rows, so the selection is a bar across the pane.
 		out = append(out, style.Render(fit(mark+cut(line, width-2), width)), style.Render(fit("    "+opening, width)))

@@ -136,7 +136,7 @@ func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 	// others turn LF into CR); the message keeps them as line breaks.
 	text, cutFrom := strings.ReplaceAll(strings.ReplaceAll(msg.Content, "\r\n", "\n"), "\r", "\n"), 0
 	if room := maxInput - len(m.input.Message()); len(text) > room {
-		cutFrom, text = len(text), capPaste(text, room)
+		cutFrom, text = len(text), transcript.Head(text, room)
 		m.notice = fmt.Sprintf("the paste is %s and a message holds at most %s: only its first %s is in the message",
 			approxSize(cutFrom), transcript.Size(maxInput), approxSize(len(text)))
 	}

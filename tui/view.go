@@ -111,7 +111,7 @@ func (m *Model) narrowLines(w, h int) []string {
 		}
 		bar.WriteString(style.Render(" " + t + " "))
 	}
-	bar.WriteString(" " + m.st.Phase.Badge(s.Phase.String()).Render(strings.ReplaceAll(s.Phase.String(), "_", " ")))
+	bar.WriteString(" " + m.st.Phase.Badge(s.Phase.String()).Render(phaseLabel(s.Phase)))
 	out := []string{fit(bar.String(), w)}
 	ph := h - 1
 	switch m.tab {

@@ -12,12 +12,7 @@ import (
 
 // shorten cuts s to at most n bytes (on a rune boundary) and marks the cut
 // with an ellipsis, for echoing untrusted values back in one line.
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return string(cutUTF8([]byte(s), n)) + "…"
-}
+func shorten(s string, n int) string { return transcript.Shorten(s, n) }
 
 // cutUTF8 cuts b to at most n bytes without splitting a rune.
 func cutUTF8(b []byte, n int) []byte {

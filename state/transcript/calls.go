@@ -280,13 +280,8 @@ func setPlan(a args) (phrase, bool) {
 // Only the start of a long text is looked at: a model's argument may be
 // megabytes, and a line shows a few hundred characters of it.
 func clean(s string, n int) string {
-	more := false
-	if limit := 8 * n; len(s) > limit {
-		for limit > 0 && !utf8.RuneStart(s[limit]) {
-			limit--
-		}
-		s, more = s[:limit], true
-	}
+	more := len(s) > 8*n
+	s = Head(s, 8*n)
 	s = strings.Join(strings.Fields(Inert(s)), " ")
 	if more {
 		s += "…"

@@ -76,8 +76,7 @@ type Model struct {
 	notice   string
 	errText  string // the last failure to show in the status line
 	quitting bool
-	mouseOff bool   // the terminal, not retrace, has the mouse
-	unsent   string // the message whose task is starting, until it has
+	mouseOff bool // the terminal, not retrace, has the mouse
 	gauge    gauge
 
 	helpOffset int  // the first line of the help screen shown
@@ -158,7 +157,7 @@ func (m *Model) shown() state.State {
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.listen()}
 	if m.head.Phase.Active() && !m.session.ReadOnly {
-		cmds = append(cmds, m.startTask(m.d.Resume))
+		cmds = append(cmds, m.startTask(m.d.Resume, ""))
 	}
 	cmds = append(cmds, m.start())
 	return tea.Batch(cmds...)

@@ -110,7 +110,7 @@ func (m *Model) handleSessionChanged(msg SessionChangedMsg) tea.Cmd {
 	m.loadSession(msg.Session, msg.Head)
 	m.relayout()
 	if m.head.Phase.Active() && !m.session.ReadOnly {
-		return m.startTask(m.d.Resume)
+		return m.startTask(m.d.Resume, "")
 	}
 	return nil
 }
@@ -212,19 +212,18 @@ func (m *Model) send(text string) tea.Cmd {
 	}
 	m.errText, m.notice = "", ""
 	m.conv.Bottom()
-	cmd := m.startTask(func() error { return m.d.Submit(text) })
-	m.unsent = text
-	return cmd
+	return m.startTask(func() error { return m.d.Submit(text) }, text)
 }
 
 // startTask runs a driver call that starts a task, with the clock the
 // phase pane's "for Ns" ticks by: every way a task starts goes through
 // here, so none leaves the pane frozen.
-func (m *Model) startTask(fn func() error) tea.Cmd {
-	m.running, m.unsent = true, ""
+// A message whose task does not start comes back as unsent.
+func (m *Model) startTask(fn func() error, unsent string) tea.Cmd {
+	m.running = true
 	start := func() tea.Msg {
 		if err := fn(); err != nil {
-			return startFailedMsg{err}
+			return startFailedMsg{err: err, unsent: unsent}
 		}
 		return nil
 	}
@@ -232,17 +231,20 @@ func (m *Model) startTask(fn func() error) tea.Cmd {
 }
 
 // startFailedMsg says a task never started (no key, a draft that could
-// not be written): no TaskDoneMsg will come to end it.
-type startFailedMsg struct{ err error }
+// not be written): no TaskDoneMsg will come to end it. unsent is the
+// message it was to carry, if any, for the input.
+type startFailedMsg struct {
+	err    error
+	unsent string
+}
 
 func (m *Model) handleStartFailed(msg startFailedMsg) tea.Cmd {
 	m.running = false
 	m.errText = msg.err.Error()
-	if m.unsent != "" && m.input.Value() == "" {
-		m.input.SetValue(m.unsent)
+	if msg.unsent != "" && m.input.Value() == "" {
+		m.input.SetValue(msg.unsent)
 		m.relayout()
 	}
-	m.unsent = ""
 	return nil
 }
 
@@ -260,7 +262,7 @@ func (m *Model) retry() tea.Cmd {
 		return nil
 	case m.head.Phase.Active() || m.head.Unfinished():
 		m.notice, m.errText = "", ""
-		return m.startTask(m.d.Resume)
+		return m.startTask(m.d.Resume, "")
 	case m.head.Phase == state.Error && m.head.Memory.CurrentGoal != "":
 		return m.send(m.head.Memory.CurrentGoal)
 	}

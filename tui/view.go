@@ -154,7 +154,7 @@ func (m *Model) statusLine() string {
 	case text == "":
 	case m.messageFits(text):
 		right = style.Render(text)
-	case len(m.noticeRows()) == 0:
+	case m.noticeRoom() <= 0:
 		// No room above: the status line says what it can.
 		right = style.Render(clip(text, max(m.width/2, 10)))
 	}
@@ -271,6 +271,14 @@ func (m *Model) messageFits(text string) bool {
 	return visibleWidth(text) <= max(m.width/2, 10)
 }
 
+// noticeRoom is how many rows a long message may take: on a short screen
+// the panes keep their three rows and the status line its own, and the
+// message gets what is left.
+func (m *Model) noticeRoom() int {
+	inputH, extra := m.chrome()
+	return min(maxNoticeRows, m.height-1-inputH-extra-3)
+}
+
 // noticeRows are the lines a message too long for the status line
 // takes above it, wrapped, so that no notice is cut: at most
 // maxNoticeRows, the last one ending in … when even they are too few.
@@ -279,10 +287,7 @@ func (m *Model) noticeRows() []string {
 	if text == "" || m.messageFits(text) || m.width <= 0 {
 		return nil
 	}
-	// On a short screen the panes keep their three rows and the status
-	// line its own: the message gets what is left.
-	inputH, extra := m.chrome()
-	most := min(maxNoticeRows, m.height-1-inputH-extra-3)
+	most := m.noticeRoom()
 	if most <= 0 {
 		return nil
 	}

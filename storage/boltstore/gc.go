@@ -289,6 +289,19 @@ func (s *Store) planGC(tx *bolt.Tx, opts GCOptions, now time.Time, held map[stri
 			return rep, p, err
 		}
 	}
+	// An import writes its batches' contents before its versions are
+	// published: what a staged import refers to is in use too.
+	if staged := tx.Bucket(importingBucket); staged != nil {
+		err := staged.ForEachBucket(func(k []byte) error {
+			if vb := staged.Bucket(k).Bucket(versionsBucket); vb != nil {
+				return s.collectRefs(vb, string(k), nil, refs)
+			}
+			return nil
+		})
+		if err != nil {
+			return rep, p, err
+		}
+	}
 	blobs, err := s.blobsOf(tx)
 	if err != nil {
 		return rep, p, err

@@ -55,3 +55,47 @@ func TestImportRemovesWhatACrashedImportStaged(t *testing.T) {
 		}
 	}
 }
+
+// gc run between two batches of an import (the lock is free there) keeps
+// the contents the staged batches refer to: published, the import is
+// whole.
+func TestGCKeepsTheContentsOfAnImportUnderWay(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "retrace.db")
+	st, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ex := storetest.ScriptedExport("underway", 300, 3)
+	if len(ex.Blobs) == 0 {
+		t.Fatal("the scripted export carries no file contents to lose")
+	}
+	restore := SetImportBatch(50)
+	defer restore()
+	_, batches := mustBatches(t, ex)
+	for i, b := range batches {
+		err := st.update(ctx, func(tx *bolt.Tx) error {
+			vb, err := stagingVersions(tx, ex.Session.ID, i == 0)
+			if err != nil {
+				return err
+			}
+			return st.putBatch(tx, vb, b)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.GC(ctx, GCOptions{Branches: true}); err != nil {
+		t.Fatal(err)
+	}
+	in := ex.Session
+	rec := infoRecord{Title: in.Title, CreatedAt: in.CreatedAt.UTC(), UpdatedAt: in.UpdatedAt.UTC(),
+		Head: in.Head, Versions: in.Versions, Phase: in.Phase}
+	if err := st.update(ctx, func(tx *bolt.Tx) error { return st.publishImport(tx, ex.Session.ID, rec) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(ctx, path); err != nil {
+		t.Fatalf("the import published after gc: %v", err)
+	}
+}

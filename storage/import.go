@@ -106,14 +106,18 @@ func CheckImport(ex Export) ([]Record, error) {
 	// A version whose state a later child needs, other than the child
 	// right after it, keeps a snapshot of its state: a session is mostly
 	// one line, replayed by one Builder.
-	forks := map[int]bool{}
-	present := map[int]bool{0: true}
 	prev := 0
 	for i, r := range ex.Checkpoints {
-		v := r.Version
-		if v <= prev || v > n {
-			return nil, invalidf("checkpoint %d is version %d: versions must rise, from 1 to the session's %d", i+1, v, n)
+		if r.Version <= prev || r.Version > n {
+			return nil, invalidf("checkpoint %d is version %d: versions must rise, from 1 to the session's %d", i+1, r.Version, n)
 		}
+		prev = r.Version
+	}
+	forks := map[int]bool{}
+	present := map[int]bool{0: true}
+	prev = 0
+	for _, r := range ex.Checkpoints {
+		v := r.Version
 		if r.Parent >= v || !present[r.Parent] {
 			return nil, invalidf("version %d names parent v%d, which is not an older version", v, r.Parent)
 		}

@@ -81,9 +81,11 @@ func (c *Controller) follow(ctx context.Context, done chan struct{}, seen storag
 		case <-tick.C:
 		}
 		// Whether the writer is there is asked first: once it has let go,
-		// the summary read next holds the last checkpoint it kept.
-		stillHeld := true
-		if canTell {
+		// the summary read next holds the last checkpoint it kept. Once
+		// it has gone (said once) nothing is asked again: asking takes
+		// the claim itself for a moment.
+		stillHeld := held
+		if canTell && held {
 			_, stillHeld = h.Holder(id)
 		}
 		info, err := c.store.Session(ctx, id)

@@ -3,12 +3,14 @@ package session_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"retrace/agent/llmserver"
 	"retrace/agent/session"
 	"retrace/storage"
+	"retrace/storage/boltstore"
 )
 
 // isFollowedAt stops at the Followed event whose head is version v.
@@ -113,5 +115,49 @@ func TestFollowingStopsWithTheSession(t *testing.T) {
 	cancel()
 	if ev, err := look.Next(ctx); err == nil {
 		t.Fatalf("an event after the task: %#v", ev)
+	}
+}
+
+// holdCounter counts the reader's questions about the writer's claim:
+// each is a claim of its own, taken and let go on the claim file.
+type holdCounter struct {
+	*boltstore.Store
+	asked atomic.Int64
+}
+
+func (h *holdCounter) Holder(id string) (int, bool) {
+	h.asked.Add(1)
+	return h.Store.Holder(id)
+}
+
+// Once the writer has gone (said once), the reader stops asking about
+// the claim: asking takes the claim itself for a moment, twice a second,
+// in a file another process may be opening.
+func TestFollowerStopsAskingOnceTheWriterIsGone(t *testing.T) {
+	r := newRig(t)
+	if err := r.ctrl.Create(storage.NewSession{}); err != nil {
+		t.Fatal(err)
+	}
+	r.turn(r.ctrl, "first", "First.")
+	id := r.ctrl.Info().Session.ID
+	counting := &holdCounter{Store: openStore(t, r.db)}
+	look := r.controller(counting, session.Config{ReadOnlyWhenBusy: true, Follow: time.Millisecond})
+	if err := look.Open(id); err != nil || !look.Info().ReadOnly {
+		t.Fatalf("open: read-only %v, %v", look.Info().ReadOnly, err)
+	}
+	if err := r.ctrl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	until(t, look, isWriterGone)
+	asked := counting.asked.Load()
+	// Another writer goes on: following it takes ticks of the reader's.
+	next := r.controller(openStore(t, r.db), session.Config{})
+	if err := next.Open(id); err != nil {
+		t.Fatal(err)
+	}
+	r.turn(next, "second", "Second.")
+	until(t, look, isFollowedAt(4))
+	if n := counting.asked.Load() - asked; n != 0 {
+		t.Fatalf("the reader asked about the claim %d more times after the writer had gone", n)
 	}
 }

@@ -417,14 +417,15 @@ func TestPromptOrCommand(t *testing.T) {
 	prompt := []struct {
 		name string
 		args []string
+		want string // the prompt read
 	}{
-		{"one quoted argument", []string{"fix the tests"}},
-		{"several words", []string{"fix", "the", "tests"}},
-		{"flags after the words", []string{"fix", "the", "tests", "--theme", "dark"}},
-		{"--demo first", []string{"--demo", "say hello"}},
-		{"a near miss with more words than the command takes", []string{"how", "does", "the", "store", "work"}},
-		{"a near miss in a quoted prompt", []string{"shwo abc"}},
-		{"a prompt with dashes, after --", []string{"--", "-v", "and", "-x", "mean", "what?"}},
+		{"one quoted argument", []string{"fix the tests"}, "fix the tests"},
+		{"several words", []string{"fix", "the", "tests"}, "fix the tests"},
+		{"flags after the words", []string{"fix", "the", "tests", "--theme", "dark"}, "fix the tests"},
+		{"--demo first", []string{"--demo", "say hello"}, "say hello"},
+		{"a near miss with more words than the command takes", []string{"how", "does", "the", "store", "work"}, "how does the store work"},
+		{"a near miss in a quoted prompt", []string{"shwo abc"}, "shwo abc"},
+		{"a prompt with dashes, after --", []string{"--", "-v", "and", "-x", "mean", "what?"}, "-v and -x mean what?"},
 	}
 	for _, tc := range prompt {
 		t.Run(tc.name, func(t *testing.T) {
@@ -435,8 +436,9 @@ func TestPromptOrCommand(t *testing.T) {
 				args = append([]string{"--db", db}, tc.args...)
 			}
 			r := retrace(t, args...)
-			if r.code != exitError || !strings.Contains(r.stderr, "needs a terminal") {
-				t.Fatalf("exit %d, stderr %q; want the words taken for a prompt", r.code, r.stderr)
+			if r.code != exitError || !strings.Contains(r.stderr, "needs a terminal") ||
+				!strings.Contains(r.stderr, "retrace run "+shellQuote(tc.want)+"\n") {
+				t.Fatalf("exit %d, stderr %q; want the words taken for the prompt %q", r.code, r.stderr, tc.want)
 			}
 		})
 	}

@@ -57,6 +57,11 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 		return err
 	}
 	if !term.IsTerminal(os.Stdin.Fd()) || !term.IsTerminal(os.Stdout.Fd()) {
+		if prompt != "" {
+			// The prompt as it was read, in the command that sends it
+			// without a terminal.
+			return fmt.Errorf("retrace's interface needs a terminal; for scripts use: retrace run %s", shellQuote(prompt))
+		}
 		return errors.New("retrace's interface needs a terminal; for scripts use 'retrace run'")
 	}
 	if f.demo {

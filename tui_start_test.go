@@ -29,7 +29,8 @@ func (r *tuiRig) openWith(start tui.Start, width, height int) *screenPump {
 func TestTUIWelcome(t *testing.T) {
 	for _, size := range [][2]int{{80, 24}, {120, 40}} {
 		r := newTUIRig(t)
-		if err := r.ctrl.Create(storage.NewSession{}); err != nil {
+		// As `retrace` starts: a draft, written by its first message.
+		if err := r.ctrl.Draft(storage.NewSession{}); err != nil {
 			t.Fatal(err)
 		}
 		r.srv.Enqueue(llmserver.TextReply("Hello there."))
@@ -50,14 +51,19 @@ func TestTUIWelcome(t *testing.T) {
 // sent without a key pressed.
 func TestTUIStartsWithThePrompt(t *testing.T) {
 	r := newTUIRig(t)
-	if err := r.ctrl.Create(storage.NewSession{}); err != nil {
+	// As `retrace "fix the tests"` starts: a draft, which the prompt
+	// writes.
+	if err := r.ctrl.Draft(storage.NewSession{}); err != nil {
 		t.Fatal(err)
 	}
-	id := r.ctrl.Info().Session.ID
 	r.srv.Enqueue(llmserver.TextReply("The tests pass now."))
 	p := r.openWith(tui.Start{Prompt: "fix the tests"}, 120, 40)
 	p.untilShown("fix the tests", "The tests pass now.")
 	p.untilResting()
+	id := r.ctrl.Info().Session.ID
+	if id == "" {
+		t.Fatal("the prompt did not write the draft")
+	}
 	head := r.head(id)
 	if len(head.History) < 2 || head.History[len(head.History)-2].Content != "fix the tests" {
 		t.Fatalf("the stored history: %+v", head.History)

@@ -101,19 +101,19 @@ func printGC(w io.Writer, rep boltstore.GCReport, now time.Time) {
 		verb, nothing = "would remove", "nothing would be removed"
 	}
 	if len(rep.Sessions) > 0 {
-		fmt.Fprintf(w, "%s %s:\n", verb, count(len(rep.Sessions), "session"))
+		fmt.Fprintf(w, "%s %s:\n", verb, transcript.Count(len(rep.Sessions), "session"))
 		for _, s := range rep.Sessions {
-			fmt.Fprintf(w, "  %s  %q  not updated for %s, %s, %s\n", s.ID, title(s.SessionInfo), age(now.Sub(s.UpdatedAt)), count(s.Versions, "version"), bytesOf(s.Bytes))
+			fmt.Fprintf(w, "  %s  %q  not updated for %s, %s, %s\n", s.ID, title(s.SessionInfo), age(now.Sub(s.UpdatedAt)), transcript.Count(s.Versions, "version"), bytesOf(s.Bytes))
 		}
 	}
 	if len(rep.Branches) > 0 {
-		fmt.Fprintf(w, "%s %s:\n", verb, count(len(rep.Branches), "abandoned branch"))
+		fmt.Fprintf(w, "%s %s:\n", verb, transcript.Count(len(rep.Branches), "abandoned branch"))
 		for _, b := range rep.Branches {
 			fmt.Fprintf(w, "  %s  %q  branch %d after v%d: %s, %s\n", b.Session.ID, title(b.Session), b.Branch, b.Fork, versionList(b.Versions), bytesOf(b.Bytes))
 		}
 	}
 	if rep.Blobs > 0 {
-		fmt.Fprintf(w, "%s %s nothing else refers to, %s\n", verb, count(rep.Blobs, "file content"), bytesOf(rep.BlobBytes))
+		fmt.Fprintf(w, "%s %s nothing else refers to, %s\n", verb, transcript.Count(rep.Blobs, "file content"), bytesOf(rep.BlobBytes))
 	}
 	for _, s := range rep.Skipped {
 		holder := "another retrace process"
@@ -148,29 +148,24 @@ func compactCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 	}
 }
 
-func title(s storage.SessionInfo) string {
-	return clip(oneLine(transcript.Inert(s.Title)), 40)
-}
+func title(s storage.SessionInfo) string { return oneLineClip(s.Title, 40) }
 
 // age is a duration as a person says it: 120 days, 5 hours, 3 minutes.
 func age(d time.Duration) string {
 	switch {
 	case d >= 48*time.Hour:
-		return count(int(d/(24*time.Hour)), "day")
+		return transcript.Count(int(d/(24*time.Hour)), "day")
 	case d >= 2*time.Hour:
-		return count(int(d/time.Hour), "hour")
+		return transcript.Count(int(d/time.Hour), "hour")
 	}
-	return count(int(d/time.Minute), "minute")
+	return transcript.Count(int(d/time.Minute), "minute")
 }
 
 // bytesOf is a size with the exact count of bytes, so figures can be
 // compared, and a readable one.
 func bytesOf(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB (%d bytes)", float64(n)/(1<<20), n)
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB (%d bytes)", float64(n)/(1<<10), n)
+	if n < 1<<10 {
+		return transcript.ApproxSize(n)
 	}
-	return fmt.Sprintf("%d bytes", n)
+	return fmt.Sprintf("%s (%d bytes)", transcript.ApproxSize(n), n)
 }

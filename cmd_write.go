@@ -12,6 +12,8 @@ import (
 	"retrace/agent/session"
 	"retrace/agent/snapshot"
 	"retrace/storage/boltstore"
+
+	"retrace/state/transcript"
 )
 
 func rollbackCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
@@ -69,7 +71,7 @@ func rollbackCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		res, err := rewind.Restore(ctx, st, files, head, v, how)
 		if conflict, ok := errors.AsType[*rewind.ConflictError](err); ok {
 			fmt.Fprintf(c.stderr, "%s changed outside retrace since session %s last recorded %s; nothing was changed:\n",
-				count(len(conflict.Conflicts), "file"), session.Short(id), itThem(len(conflict.Conflicts)))
+				transcript.Count(len(conflict.Conflicts), "file"), session.Short(id), itThem(len(conflict.Conflicts)))
 			for _, f := range conflict.Conflicts {
 				fmt.Fprintf(c.stderr, "  %s (recorded %s, found %s)\n", f.Path, f.Recorded, f.Found)
 			}
@@ -87,7 +89,7 @@ func rollbackCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			fmt.Fprintf(c.stdout, "The next message starts a new branch from v%d; every version stays in 'retrace log %s'.\n", v, session.Short(id))
 		}
 		if n := len(res.Failed); n > 0 {
-			return fmt.Errorf("%s could not be put back (listed above); the rest of the workspace is v%d's", count(n, "file"), v)
+			return fmt.Errorf("%s could not be put back (listed above); the rest of the workspace is v%d's", transcript.Count(n, "file"), v)
 		}
 		return nil
 	}

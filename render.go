@@ -88,7 +88,7 @@ func renderState(w io.Writer, info storage.SessionInfo, s state.State, files []r
 	}
 	if r := s.Restoring; r != nil {
 		fmt.Fprintf(w, "\nrestore open: putting back %s from v%d was stopped midway; opening the session (or 'retrace rollback') finishes it\n",
-			count(len(r.Files), "file"), r.From)
+			transcript.Count(len(r.Files), "file"), r.From)
 	}
 	if s.Summary != "" {
 		section(w, "summary of earlier turns", s.Summary)
@@ -143,7 +143,7 @@ func renderMessage(w io.Writer, m state.Message, opts showOptions) {
 
 func renderTree(w io.Writer, info storage.SessionInfo, t storage.Tree) {
 	fmt.Fprintf(w, "session %s  %q  head v%d, %s, %s\n\n",
-		info.ID, transcript.Inert(info.Title), t.Head, count(len(t.Nodes), "version"), count(len(t.Branches), "branch"))
+		info.ID, transcript.Inert(info.Title), t.Head, transcript.Count(len(t.Nodes), "version"), transcript.Count(len(t.Branches), "branch"))
 	if len(t.Nodes) == 0 {
 		fmt.Fprintln(w, "no versions yet")
 		return
@@ -172,18 +172,8 @@ func renderTree(w io.Writer, info storage.SessionInfo, t storage.Tree) {
 		if b.Current {
 			current = "  (head)"
 		}
-		fmt.Fprintf(w, "  %d  v%d..v%d  from %s, %s%s\n", b.ID, b.First, b.Tip, from, count(b.Versions, "version"), current)
+		fmt.Fprintf(w, "  %d  v%d..v%d  from %s, %s%s\n", b.ID, b.First, b.Tip, from, transcript.Count(b.Versions, "version"), current)
 	}
-}
-
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	if strings.HasSuffix(noun, "ch") {
-		return fmt.Sprintf("%d %ses", n, noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func section(w io.Writer, title, text string) {

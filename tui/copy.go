@@ -6,6 +6,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"retrace/state"
+
+	"retrace/state/transcript"
 )
 
 // The interface tracks the mouse for the wheel, and a terminal that
@@ -42,7 +44,7 @@ func (m *Model) copyText(c command, args []string) tea.Cmd {
 		return nil
 	}
 	m.notice = fmt.Sprintf("copied %s (%s, %s) to the clipboard; a terminal that ignores OSC 52 copies nothing: "+
-		"/mouse off, then select it with the mouse", what, approxSize(len(text)), lineCount(text))
+		"/mouse off, then select it with the mouse", what, transcript.ApproxSize(int64(len(text))), lineCount(text))
 	return tea.SetClipboard(text)
 }
 

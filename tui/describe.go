@@ -115,7 +115,7 @@ func describeOther(ev state.Event, s state.State) string {
 	case state.Resumed:
 		return "the interrupted task goes on"
 	case state.Summarized:
-		return "the older turns were summarised to fit the context window (" + countOf(ev.Through, "message") + ")"
+		return "the older turns were summarised to fit the context window (" + transcript.Count(ev.Through, "message") + ")"
 	case state.EndpointSet:
 		if ev.Endpoint == nil {
 			return "the session changed its model"
@@ -130,7 +130,7 @@ func describeOther(ev state.Event, s state.State) string {
 		if len(ev.Files) == 1 {
 			verb = "as it was"
 		}
-		return fmt.Sprintf("restoring %s %s here (the workspace was at v%d)", countOf(len(ev.Files), "file"), verb, ev.From)
+		return fmt.Sprintf("restoring %s %s here (the workspace was at v%d)", transcript.Count(len(ev.Files), "file"), verb, ev.From)
 	case state.FilesRestored:
 		return "the restore is over: " + ev.Text
 	}
@@ -226,9 +226,9 @@ func planSize(plan []state.Step) string {
 		}
 	}
 	if done > 0 {
-		return fmt.Sprintf("%s, %d done", countOf(len(plan), "step"), done)
+		return fmt.Sprintf("%s, %d done", transcript.Count(len(plan), "step"), done)
 	}
-	return countOf(len(plan), "step")
+	return transcript.Count(len(plan), "step")
 }
 
 func stepText(s state.State, i int) string {

@@ -10,6 +10,8 @@ import (
 
 	"retrace/state"
 	"retrace/themes"
+
+	"retrace/state/transcript"
 )
 
 // sizes are the screens every item of the interface is held at.
@@ -74,8 +76,8 @@ func TestLongPasteFoldsToOneLine(t *testing.T) {
 				m.Update(keyMsg(string(r)))
 			}
 			m.Update(tea.PasteMsg{Content: second})
-			want1 := fmt.Sprintf("[pasted %s, 2,500 lines]", approxSize(len(first)))
-			want2 := fmt.Sprintf("[paste 2: %s, 30 lines]", approxSize(len(second)))
+			want1 := fmt.Sprintf("[pasted %s, 2,500 lines]", transcript.ApproxSize(int64(len(first))))
+			want2 := fmt.Sprintf("[paste 2: %s, 30 lines]", transcript.ApproxSize(int64(len(second))))
 			if got := m.input.Value(); got != "see "+want1+" and "+want2 {
 				t.Fatalf("the input holds %d bytes: %.120q", len(got), got)
 			}

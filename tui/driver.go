@@ -8,6 +8,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"retrace/state"
+
+	"retrace/state/transcript"
 )
 
 // Driver is what the TUI asks of the session it shows. Methods that may
@@ -102,7 +104,7 @@ type FilesChangedError struct {
 
 func (e *FilesChangedError) Error() string {
 	return fmt.Sprintf("%s changed outside retrace since the session last recorded them: %s",
-		countOf(len(e.Paths), "file"), strings.Join(e.Paths, ", "))
+		transcript.Count(len(e.Paths), "file"), strings.Join(e.Paths, ", "))
 }
 
 // SessionInfo describes a session.

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"retrace/state/transcript"
 )
 
 // A paste longer than this is folded: the input shows one line standing
@@ -28,9 +30,9 @@ type pastes struct {
 // input. cutFrom is the size of the paste before the cap cut it, or 0.
 func (p *pastes) fold(text string, cutFrom int) string {
 	n := len(p.markers) + 1
-	what := approxSize(len(text)) + ", " + lineCount(text)
+	what := transcript.ApproxSize(int64(len(text))) + ", " + lineCount(text)
 	if cutFrom > 0 {
-		what = fmt.Sprintf("the first %s of %s, %s", approxSize(len(text)), approxSize(cutFrom), what[strings.Index(what, ", ")+2:])
+		what = fmt.Sprintf("the first %s of %s, %s", transcript.ApproxSize(int64(len(text))), transcript.ApproxSize(int64(cutFrom)), what[strings.Index(what, ", ")+2:])
 	}
 	marker := "[pasted " + what + "]"
 	if n > 1 {
@@ -144,18 +146,6 @@ func (p *pastes) reset() { p.markers, p.texts = nil, nil }
 // folds says whether a paste is long enough to fold.
 func folds(text string) bool {
 	return len(text) > foldBytes || strings.Count(text, "\n") >= foldLines
-}
-
-// approxSize is a size as a person reads it at a glance: "812 bytes",
-// "12.3 KiB", "1.5 MiB".
-func approxSize(n int) string {
-	switch {
-	case n < 1<<10:
-		return strconv.Itoa(n) + " bytes"
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
 // lineCount is "1 line", "40,213 lines": how many lines text holds.

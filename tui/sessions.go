@@ -11,6 +11,8 @@ import (
 
 	"retrace/state"
 	"retrace/themes"
+
+	"retrace/state/transcript"
 )
 
 // sessionList is the sessions dialog: type to filter, Enter resumes, d
@@ -213,7 +215,7 @@ func columnsFor(vis []SessionInfo, width int) sessionColumns {
 	c := sessionColumns{date: "2006-01-02 15:04"}
 	for _, x := range vis {
 		c.phase = max(c.phase, visibleWidth(phaseLabel(x.Phase)))
-		c.versions = max(c.versions, visibleWidth(countOf(x.Versions, "version")))
+		c.versions = max(c.versions, visibleWidth(transcript.Count(x.Versions, "version")))
 		if x.Busy {
 			c.busy = visibleWidth(busyWord)
 		}
@@ -237,7 +239,7 @@ func (c sessionColumns) row(st *themes.Styles, x SessionInfo, style lipgloss.Sty
 	s := st.Sessions
 	left := mark + fit(inert(short(x.ID)), 8) + "  " + fit(clip(inert(x.Title), c.title), c.title)
 	meta := "  " + fit(phaseLabel(x.Phase), c.phase) + "  " +
-		padLeft(countOf(x.Versions, "version"), c.versions) + "  " + x.Updated.Local().Format(c.date)
+		padLeft(transcript.Count(x.Versions, "version"), c.versions) + "  " + x.Updated.Local().Format(c.date)
 	row := style.Render(left) + s.Meta.Render(meta)
 	if x.Busy {
 		row += s.Busy.Render("  " + busyWord)

@@ -12,6 +12,8 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"retrace/state"
+
+	"retrace/state/transcript"
 )
 
 // unevenSessions have titles of every awkward kind: short, empty, wide
@@ -91,7 +93,7 @@ func TestSessionsListColumnsAlign(t *testing.T) {
 				return cellOf(row, strings.ReplaceAll(f.sessions[i].Phase.String(), "_", " "))
 			})
 			same("version count's end", func(i int, row string) int {
-				v := countOf(f.sessions[i].Versions, "version")
+				v := transcript.Count(f.sessions[i].Versions, "version")
 				return cellOf(row, v) + ansi.StringWidth(v)
 			})
 			same("date", func(i int, row string) int { return cellOf(row, f.sessions[i].Updated.Local().Format("2006-01-02")) })

@@ -349,7 +349,7 @@ type filesChangedMsg struct {
 func (m *Model) handleFilesChanged(msg filesChangedMsg) tea.Cmd {
 	m.confirm = &confirmation{
 		question: fmt.Sprintf("%s changed outside retrace: %s. Overwrite with v%d's? y yes · k keep the files, move only the head · n cancel",
-			countOf(len(msg.paths), "file"), firstFew(msg.paths, 3), msg.version),
+			transcript.Count(len(msg.paths), "file"), firstFew(msg.paths, 3), msg.version),
 		yes:  func() tea.Cmd { return m.restore(msg.version, RestoreHow{Force: true}) },
 		keep: func() tea.Cmd { return m.restore(msg.version, RestoreHow{KeepFiles: true}) },
 	}
@@ -378,13 +378,13 @@ func (m *Model) handleRestored(msg restoredMsg) tea.Cmd {
 	case msg.kept:
 		files = " (files left as they were)"
 	case len(f.Failed) > 0:
-		files = fmt.Sprintf(" and %s; could not restore: %s", countOf(f.Files, "file"), firstFew(f.Failed, 3))
+		files = fmt.Sprintf(" and %s; could not restore: %s", transcript.Count(f.Files, "file"), firstFew(f.Failed, 3))
 	case len(f.Left) > 0:
-		files = fmt.Sprintf(" and %s; left as they were: %s", countOf(f.Files, "file"), firstFew(f.Left, 3))
+		files = fmt.Sprintf(" and %s; left as they were: %s", transcript.Count(f.Files, "file"), firstFew(f.Left, 3))
 	case len(f.NotRestorable) > 0:
-		files = fmt.Sprintf(" and %s; not restorable: %s", countOf(f.Files, "file"), firstFew(f.NotRestorable, 3))
+		files = fmt.Sprintf(" and %s; not restorable: %s", transcript.Count(f.Files, "file"), firstFew(f.NotRestorable, 3))
 	case f.Files > 0:
-		files = " and " + countOf(f.Files, "file")
+		files = " and " + transcript.Count(f.Files, "file")
 	}
 	m.notice = fmt.Sprintf("restored v%d%s: the next message starts a new branch; the old one stays in the timeline", msg.version, files)
 	if m.head.Phase.Active() {
@@ -392,14 +392,6 @@ func (m *Model) handleRestored(msg restoredMsg) tea.Cmd {
 			msg.version, files, m.head.Phase, legend(keymap.Chat.Retry))
 	}
 	return nil
-}
-
-// countOf is "1 file", "3 files".
-func countOf(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // firstFew lists up to n paths, and how many more there are.

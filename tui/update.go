@@ -138,7 +138,7 @@ func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 	if room := maxInput - len(m.input.Message()); len(text) > room {
 		cutFrom, text = len(text), transcript.Head(text, room)
 		m.notice = fmt.Sprintf("the paste is %s and a message holds at most %s: only its first %s is in the message",
-			approxSize(cutFrom), transcript.Size(maxInput), approxSize(len(text)))
+			transcript.ApproxSize(int64(cutFrom)), transcript.Size(maxInput), transcript.ApproxSize(int64(len(text))))
 	}
 	m.input.Paste(text, cutFrom)
 	// A paste is for the input, as typing is: the focus goes with it, so
@@ -195,7 +195,7 @@ func (m *Model) submit() tea.Cmd {
 func (m *Model) unsendable(text string) string {
 	if len(text) > maxInput {
 		return fmt.Sprintf("not sent: the message is %s and a message holds at most %s; "+
-			"put the text in a file in the workspace and ask for it to be read", approxSize(len(text)), transcript.Size(maxInput))
+			"put the text in a file in the workspace and ask for it to be read", transcript.ApproxSize(int64(len(text))), transcript.Size(maxInput))
 	}
 	if tokens := len(text) / 4; m.session.Window > 0 && tokens > m.session.Window {
 		return fmt.Sprintf("not sent: the message is about %s tokens, more than the model's window of %s; "+

@@ -3,6 +3,8 @@ package tools
 import (
 	"fmt"
 	"unicode/utf8"
+
+	"retrace/state/transcript"
 )
 
 // headTail keeps the first and the last bytes of a stream and counts the
@@ -59,7 +61,7 @@ func (h *headTail) String() string {
 		tail = tail[1:]
 		cut++
 	}
-	note := fmt.Sprintf("\n[… %s of output cut …]\n", plural(cut, "byte"))
+	note := fmt.Sprintf("\n[… %s of output cut …]\n", transcript.Count(cut, "byte"))
 	return validUTF8(head) + note + validUTF8(tail)
 }
 

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"bytes"
-	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -27,24 +26,6 @@ func cutUTF8(b []byte, n int) []byte {
 
 // sizeString says a size the way the caps are stated: "64 KiB".
 func sizeString(n int) string { return transcript.Size(int64(n)) }
-
-// plural says "1 line" or "3 lines".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
-// countLines counts lines the way an editor shows them: a last line
-// without a newline counts, an empty text has none.
-func countLines(s string) int {
-	n := strings.Count(s, "\n")
-	if s != "" && !strings.HasSuffix(s, "\n") {
-		n++
-	}
-	return n
-}
 
 // ensureNewline ends s with a newline so a note can follow on its own line.
 func ensureNewline(s string) string {

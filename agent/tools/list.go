@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+
+	"retrace/state/transcript"
 )
 
 // listArgs are list_files' arguments.
@@ -93,5 +95,5 @@ func unreadableNote(n int) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("\n[%s could not be read]", plural(n, "directory"))
+	return fmt.Sprintf("\n[%s could not be read]", transcript.Count(n, "directory"))
 }

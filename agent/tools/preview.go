@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"retrace/state/transcript"
 )
 
 // maxDiffBytes is the largest existing file a preview reads to diff.
@@ -47,7 +49,7 @@ func (r *Registry) previewWrite(a *writeArgs) (Preview, error) {
 		return Preview{}, err
 	}
 	p := Preview{Path: a.Path}
-	lines := plural(countLines(a.Content), "line")
+	lines := transcript.Count(transcript.CountLines(a.Content), "line")
 	if !c.exists {
 		p.Summary = fmt.Sprintf("write %s to %s (new file)", lines, oneLine(a.Path))
 		p.Diff = unifiedDiff("/dev/null", "b/"+r.ws.rel(c.abs), "", a.Content)
@@ -57,7 +59,7 @@ func (r *Registry) previewWrite(a *writeArgs) (Preview, error) {
 	if err != nil {
 		return Preview{}, err
 	}
-	p.Summary = fmt.Sprintf("write %s to %s (replacing %s)", lines, oneLine(a.Path), plural(countLines(before), "line"))
+	p.Summary = fmt.Sprintf("write %s to %s (replacing %s)", lines, oneLine(a.Path), transcript.Count(transcript.CountLines(before), "line"))
 	p.Diff = before
 	if diffable {
 		p.Diff = r.fileDiff(c.abs, before, a.Content)
@@ -77,7 +79,7 @@ func (r *Registry) previewEdit(a *editArgs) (Preview, error) {
 	return Preview{
 		Path: a.Path,
 		Summary: fmt.Sprintf("edit %s: replace %s with %d",
-			oneLine(a.Path), plural(countLines(a.OldText), "line"), countLines(a.NewText)),
+			oneLine(a.Path), transcript.Count(transcript.CountLines(a.OldText), "line"), transcript.CountLines(a.NewText)),
 		Diff: r.fileDiff(c.abs, c.before, c.after),
 	}, nil
 }
@@ -180,7 +182,7 @@ func previewPlan(a *planArgs) (Preview, error) {
 	if err != nil {
 		return Preview{}, err
 	}
-	s := "plan: " + plural(len(p.Steps), "step")
+	s := "plan: " + transcript.Count(len(p.Steps), "step")
 	if p.Goal != "" {
 		s += " to " + oneLine(p.Goal)
 	}
@@ -196,7 +198,7 @@ func oneLine(s string) string {
 	first, rest, multi := strings.Cut(strings.TrimSpace(s), "\n")
 	first = strings.TrimRight(first, "\r")
 	if multi {
-		return shorten(first, 120) + fmt.Sprintf(" … (+%s)", plural(countLines(rest), "line"))
+		return shorten(first, 120) + fmt.Sprintf(" … (+%s)", transcript.Count(transcript.CountLines(rest), "line"))
 	}
 	return shorten(first, 120)
 }

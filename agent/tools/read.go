@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"retrace/state/transcript"
 )
 
 // sniffBytes is how much of a file is checked for NUL bytes to call it
@@ -66,7 +68,7 @@ func (r *Registry) readFile(ctx context.Context, a *readArgs) (string, error) {
 		return "[empty file]", nil
 	}
 	if start > res.total {
-		return "", fmt.Errorf("start_line %d is past the end of %s, which has %s", start, a.Path, plural(res.total, "line"))
+		return "", fmt.Errorf("start_line %d is past the end of %s, which has %s", start, a.Path, transcript.Count(res.total, "line"))
 	}
 	out := validUTF8(res.text)
 	limit := sizeString(r.opts.MaxReadBytes)

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"retrace/state/transcript"
 )
 
 const (
@@ -152,7 +154,7 @@ func (s *searcher) file(ctx context.Context, abs, shown string) error {
 // result is what the model is told once the search ends.
 func (s *searcher) result(pattern string, maxBytes int) string {
 	if s.matches == 0 {
-		return fmt.Sprintf("no matches for %q (searched %s)", shorten(pattern, 200), plural(s.files, "file"))
+		return fmt.Sprintf("no matches for %q (searched %s)", shorten(pattern, 200), transcript.Count(s.files, "file"))
 	}
 	res := s.out.b.String()
 	if s.stopped {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+
+	"retrace/state/transcript"
 )
 
 // newFileMode is the mode of a file write_file creates; an existing file
@@ -58,7 +60,7 @@ func (r *Registry) editFile(_ context.Context, a *editArgs) (string, error) {
 	if err := c.apply(r.ws); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("edited %s: replaced %s with %d", a.Path, plural(countLines(a.OldText), "line"), countLines(a.NewText)), nil
+	return fmt.Sprintf("edited %s: replaced %s with %d", a.Path, transcript.Count(transcript.CountLines(a.OldText), "line"), transcript.CountLines(a.NewText)), nil
 }
 
 // planWrite works out a write_file. It does not read the file it

@@ -228,8 +228,8 @@ func writeFile(a args) (phrase, bool) {
 		return phrase{}, false
 	}
 	size := "empty"
-	if n := countLines(content); n > 0 {
-		size = plural(n, "line")
+	if n := CountLines(content); n > 0 {
+		size = Count(n, "line")
 	}
 	return phrase{verb: "write", past: "wrote", object: clean(path, maxObject), notes: []string{size}}, true
 }
@@ -241,7 +241,7 @@ func editFile(a args) (phrase, bool) {
 	if !ok || !ok2 || !ok3 {
 		return phrase{}, false
 	}
-	change := fmt.Sprintf("+%d −%d", countLines(repl), countLines(old))
+	change := fmt.Sprintf("+%d −%d", CountLines(repl), CountLines(old))
 	return phrase{verb: "edit", past: "edited", object: clean(path, maxObject), notes: []string{change}}, true
 }
 
@@ -269,7 +269,7 @@ func setPlan(a args) (phrase, bool) {
 	if raw, ok := a.get("steps"); !ok || json.Unmarshal(raw, &steps) != nil {
 		return phrase{}, false
 	}
-	object := "the plan: " + plural(len(steps), "step")
+	object := "the plan: " + Count(len(steps), "step")
 	if done, ok := a.num("done"); ok && done != "0" && !strings.HasPrefix(done, "-") {
 		object += ", " + done + " done"
 	}
@@ -299,21 +299,4 @@ func cut(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
-}
-
-// countLines counts lines as an editor shows them: a last line without a
-// newline counts, an empty text has none.
-func countLines(s string) int {
-	n := strings.Count(s, "\n")
-	if s != "" && !strings.HasSuffix(s, "\n") {
-		n++
-	}
-	return n
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -6,10 +6,13 @@ import (
 )
 
 // Count is n of a noun as a person writes it: "1 version", "3 versions",
-// "2 matches".
+// "2 matches", "4 directories".
 func Count(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
+	}
+	if stem, ok := strings.CutSuffix(noun, "y"); ok && stem != "" && !strings.ContainsAny(stem[len(stem)-1:], "aeiou") {
+		return fmt.Sprintf("%d %sies", n, stem)
 	}
 	if strings.HasSuffix(noun, "ch") || strings.HasSuffix(noun, "sh") || strings.HasSuffix(noun, "s") || strings.HasSuffix(noun, "x") {
 		return fmt.Sprintf("%d %ses", n, noun)

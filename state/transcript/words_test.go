@@ -14,6 +14,8 @@ func TestWords(t *testing.T) {
 		{transcript.Count(2, "push"), "2 pushes"},
 		{transcript.Count(3, "pass"), "3 passes"},
 		{transcript.Count(4, "box"), "4 boxes"},
+		{transcript.Count(4, "directory"), "4 directories"},
+		{transcript.Count(2, "day"), "2 days"},
 		{transcript.ApproxSize(1023), "1023 bytes"},
 		{transcript.ApproxSize(1024), "1.0 KiB"},
 		{transcript.ApproxSize(1<<20 - 1), "1024.0 KiB"},

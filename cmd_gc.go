@@ -15,21 +15,34 @@ import (
 	"retrace/storage/boltstore"
 )
 
-// keepFlag collects --keep ID:V, as given; ids are resolved once the
+// keepFlag collects --keep ID:V, read once; ids are resolved once the
 // store is open.
-type keepFlag []string
+type keepFlag []keptVersion
 
-func (k *keepFlag) String() string { return strings.Join(*k, ",") }
+// keptVersion is one --keep: a session id's prefix and a version.
+type keptVersion struct {
+	prefix  string
+	version int
+}
+
+func (k *keepFlag) String() string {
+	var out []string
+	for _, kv := range *k {
+		out = append(out, fmt.Sprintf("%s:%d", kv.prefix, kv.version))
+	}
+	return strings.Join(out, ",")
+}
 
 func (k *keepFlag) Set(v string) error {
 	id, ver, ok := strings.Cut(v, ":")
 	if !ok || id == "" {
 		return fmt.Errorf("--keep wants ID:VERSION, such as 3f2a:12, not %q", v)
 	}
-	if _, err := strconv.Atoi(strings.TrimPrefix(ver, "v")); err != nil {
+	n, err := strconv.Atoi(strings.TrimPrefix(ver, "v"))
+	if err != nil {
 		return fmt.Errorf("--keep wants ID:VERSION, such as 3f2a:12; %q is not a version number", ver)
 	}
-	*k = append(*k, v)
+	*k = append(*k, keptVersion{id, n})
 	return nil
 }
 
@@ -78,13 +91,11 @@ func gcCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		defer st.Close()
 		opts.Keep = map[string][]int{}
 		for _, k := range keep {
-			prefix, ver, _ := strings.Cut(k, ":")
-			id, err := st.Resolve(ctx, prefix)
+			id, err := st.Resolve(ctx, k.prefix)
 			if err != nil {
 				return err
 			}
-			v, _ := strconv.Atoi(strings.TrimPrefix(ver, "v"))
-			opts.Keep[id] = append(opts.Keep[id], v)
+			opts.Keep[id] = append(opts.Keep[id], k.version)
 		}
 		rep, err := st.GC(ctx, opts)
 		if err != nil {

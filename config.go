@@ -153,7 +153,7 @@ func loadConfig(m modelFlags, getenv func(string) string) (config, error) {
 // newer retrace, should not stop the start, and the warning says which
 // setting was meant.
 func (c *config) warnUnknown(keys []toml.Key) {
-	seen := map[string]bool{}
+	seen, known := map[string]bool{}, knownSettings()
 	for _, k := range keys {
 		name := k[0] // a table's keys go with the table
 		if seen[name] {
@@ -161,7 +161,7 @@ func (c *config) warnUnknown(keys []toml.Key) {
 		}
 		seen[name] = true
 		q := strconv.Quote(name)
-		if near := closest(name, knownSettings()); near != "" {
+		if near := closest(name, known); near != "" {
 			q += fmt.Sprintf(" (did you mean %q?)", near)
 		}
 		c.unknown = append(c.unknown, q)
@@ -173,7 +173,7 @@ func (c *config) warnUnknown(keys []toml.Key) {
 	if len(c.unknown) > 1 {
 		what = "unknown settings " + strings.Join(c.unknown, ", ") + " are ignored"
 	}
-	c.Warnings = append(c.Warnings, fmt.Sprintf("config %s: %s; the settings are %s", c.File, what, strings.Join(knownSettings(), ", ")))
+	c.Warnings = append(c.Warnings, fmt.Sprintf("config %s: %s; the settings are %s", c.File, what, strings.Join(known, ", ")))
 }
 
 // notice is the warnings in a few words, for the interface's status line.

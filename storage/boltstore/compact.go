@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash"
 	"os"
@@ -73,11 +74,11 @@ func (s *Store) Compact(ctx context.Context) (CompactReport, error) {
 	}); err != nil {
 		return rep, err
 	}
-	release, err := s.claimEvery(ctx, ids)
+	claimed, _, err := s.claimEvery(ctx, ids, false)
 	if err != nil {
 		return rep, fmt.Errorf("compact refused: %w; compact when no other retrace has a session open", err)
 	}
-	defer release()
+	defer s.releaseAll(claimed)
 
 	fi, err := os.Stat(s.path)
 	if err != nil {
@@ -96,11 +97,11 @@ func (s *Store) Compact(ctx context.Context) (CompactReport, error) {
 }
 
 // claimEvery claims each session this store does not hold yet, and
-// returns what gives them back. A session another process holds is its
-// *storage.BusyError, and nothing stays claimed.
-func (s *Store) claimEvery(ctx context.Context, ids []string) (func(), error) {
-	var claimed []string
-	release := func() { s.releaseAll(claimed) }
+// returns those it claimed, to give back. A session another process
+// holds is its *storage.BusyError, and nothing stays claimed; with
+// skipBusy it is in held, with the holder's pid, and the rest go on.
+func (s *Store) claimEvery(ctx context.Context, ids []string, skipBusy bool) (claimed []string, held map[string]int, err error) {
+	held = map[string]int{}
 	for _, id := range ids {
 		s.claimMu.Lock()
 		_, ours := s.claims[id]
@@ -108,13 +109,19 @@ func (s *Store) claimEvery(ctx context.Context, ids []string) (func(), error) {
 		if ours {
 			continue
 		}
-		if err := s.autoClaim(ctx, id); err != nil {
-			release()
-			return nil, err
+		err := s.autoClaim(ctx, id)
+		var be *storage.BusyError
+		switch {
+		case skipBusy && errors.As(err, &be):
+			held[id] = be.PID
+		case err != nil:
+			s.releaseAll(claimed)
+			return nil, nil, err
+		default:
+			claimed = append(claimed, id)
 		}
-		claimed = append(claimed, id)
 	}
-	return release, nil
+	return claimed, held, nil
 }
 
 // rewrite does Compact's work under its lock and claims: check the old

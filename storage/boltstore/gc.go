@@ -101,9 +101,10 @@ func (s *Store) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
 		return GCReport{}, errors.New("gc: say what to remove: sessions older than an age, abandoned branches, or both")
 	}
 	now := s.opts.Now()
+	var firstRep GCReport
 	var first gcPlan
 	err := s.view(ctx, func(tx *bolt.Tx) (err error) {
-		_, first, err = s.planGC(tx, opts, now, nil)
+		firstRep, first, err = s.planGC(tx, opts, now, nil)
 		return err
 	})
 	if errors.Is(err, errNoFile) {
@@ -112,38 +113,26 @@ func (s *Store) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
 	if err != nil {
 		return GCReport{}, fmt.Errorf("gc %s: %w", s.path, err)
 	}
-	held := map[string]int{}
-	var claimed []string
-	for _, id := range first.touched() {
-		if opts.DryRun {
+	if opts.DryRun {
+		held := map[string]int{}
+		for _, id := range first.touched() {
 			if pid, busy := s.Holder(id); busy {
 				held[id] = pid
 			}
-			continue
 		}
-		s.claimMu.Lock()
-		_, ours := s.claims[id]
-		s.claimMu.Unlock()
-		err := s.autoClaim(ctx, id)
-		var be *storage.BusyError
-		switch {
-		case errors.As(err, &be):
-			held[id] = be.PID
-		case err != nil:
-			s.releaseAll(claimed)
-			return GCReport{}, err
-		case !ours:
-			claimed = append(claimed, id)
+		rep := firstRep
+		if len(held) > 0 { // what is held stays: plan again without it
+			err = s.view(ctx, func(tx *bolt.Tx) (err error) {
+				rep, _, err = s.planGC(tx, opts, now, held)
+				return err
+			})
 		}
-	}
-	if opts.DryRun {
-		var rep GCReport
-		err := s.view(ctx, func(tx *bolt.Tx) (err error) {
-			rep, _, err = s.planGC(tx, opts, now, held)
-			return err
-		})
 		rep.DryRun = true
 		return rep, err
+	}
+	claimed, held, err := s.claimEvery(ctx, first.touched(), true)
+	if err != nil {
+		return GCReport{}, err
 	}
 	rep, done, err := s.applyGC(ctx, opts, now, held)
 	for _, id := range claimed {

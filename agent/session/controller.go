@@ -271,19 +271,25 @@ func (c *Controller) Info() Info {
 }
 
 func (c *Controller) infoLocked() Info {
-	out := Info{Session: c.info, Model: c.ep.Model, Endpoint: c.ep.Endpoint, Window: tokens.Window(c.ep.Model, c.cfg.ContextWindow), ReadOnly: c.readOnly, Commands: c.tools.Sandbox()}
 	if c.info.ID == "" {
-		return out // a draft: the store has nothing of it
+		return c.infoWithLocked(c.info, storage.Tree{}) // a draft: the store has nothing of it
 	}
-	if fresh, err := c.store.Session(c.base, c.info.ID); err == nil {
-		out.Session = fresh
+	fresh, err := c.store.Session(c.base, c.info.ID)
+	if err != nil {
+		fresh = c.info
 	}
-	if t, err := c.store.Tree(c.base, c.info.ID); err == nil {
-		out.Branches = len(t.Branches)
-		for _, b := range t.Branches {
-			if b.Current {
-				out.Branch = b.ID
-			}
+	t, _ := c.store.Tree(c.base, c.info.ID)
+	return c.infoWithLocked(fresh, t)
+}
+
+// infoWithLocked is Info from a session's summary and version tree read
+// already (the follower reads them before it takes the lock).
+func (c *Controller) infoWithLocked(s storage.SessionInfo, t storage.Tree) Info {
+	out := Info{Session: s, Model: c.ep.Model, Endpoint: c.ep.Endpoint, Window: tokens.Window(c.ep.Model, c.cfg.ContextWindow), ReadOnly: c.readOnly, Commands: c.tools.Sandbox()}
+	out.Branches = len(t.Branches)
+	for _, b := range t.Branches {
+		if b.Current {
+			out.Branch = b.ID
 		}
 	}
 	return out

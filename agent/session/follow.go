@@ -97,11 +97,17 @@ func (c *Controller) follow(ctx context.Context, done chan struct{}, seen storag
 			continue // the file is busy for a moment: look again next time
 		}
 		if moved(seen, info) {
+			// What the report needs is read here, not under the lock the
+			// interface's calls wait on.
 			head, err := c.store.Head(ctx, id)
 			if err != nil {
 				continue
 			}
-			if !c.putFollowed(ctx, head) {
+			tree, err := c.store.Tree(ctx, id)
+			if err != nil {
+				continue
+			}
+			if !c.putFollowed(ctx, head, info, tree) {
 				return
 			}
 			seen = info
@@ -121,7 +127,7 @@ func moved(before, now storage.SessionInfo) bool {
 
 // putFollowed makes head the open session's head and says so, unless the
 // follower was stopped meanwhile (the controller opened something else).
-func (c *Controller) putFollowed(ctx context.Context, head state.State) bool {
+func (c *Controller) putFollowed(ctx context.Context, head state.State, info storage.SessionInfo, tree storage.Tree) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ctx.Err() != nil {
@@ -131,7 +137,7 @@ func (c *Controller) putFollowed(ctx context.Context, head state.State) bool {
 		c.events.publish(Notice{Text: "could not follow the session: " + err.Error()})
 		return true
 	}
-	c.events.publish(Followed{State: head, Info: c.infoLocked()})
+	c.events.publish(Followed{State: head, Info: c.infoWithLocked(info, tree)})
 	return true
 }
 

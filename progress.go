@@ -164,4 +164,4 @@ func stepTexts(plan []state.Step) string {
 	return b.String()
 }
 
-func oneLineClip(s string, n int) string { return clip(oneLine(transcript.Inert(s)), n) }
+func oneLineClip(s string, n int) string { return transcript.Clip(oneLine(transcript.Inert(s)), n) }

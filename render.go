@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
-	"unicode/utf8"
 
 	"retrace/agent/rewind"
 	"retrace/state"
@@ -23,7 +22,7 @@ func renderSessions(w io.Writer, list []storage.SessionInfo) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTITLE\tPHASE\tVERSIONS\tUPDATED")
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.ID, clip(oneLine(transcript.Inert(s.Title)), 40), s.Phase, s.Versions, s.UpdatedAt.Local().Format(timeLayout))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.ID, transcript.Clip(oneLine(transcript.Inert(s.Title)), 40), s.Phase, s.Versions, s.UpdatedAt.Local().Format(timeLayout))
 	}
 	return tw.Flush()
 }
@@ -182,12 +181,4 @@ func section(w io.Writer, title, text string) {
 
 func indent(s, prefix string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+prefix)
-}
-
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }

@@ -118,13 +118,13 @@ type phrase struct {
 func (p phrase) line(verb string, notes []string) string {
 	tail := ""
 	if len(notes) > 0 {
-		tail = " (" + cut(strings.Join(notes, ", "), maxNotes) + ")"
+		tail = " (" + Clip(strings.Join(notes, ", "), maxNotes) + ")"
 	}
 	head := verb
 	if p.object != "" {
 		head += " " + p.object
 	}
-	return cut(head, MaxCallSummary-utf8.RuneCountInString(tail)) + tail
+	return Clip(head, MaxCallSummary-utf8.RuneCountInString(tail)) + tail
 }
 
 // readCall reads a call's arguments the way the tool declares them. A
@@ -282,15 +282,15 @@ func setPlan(a args) (phrase, bool) {
 func clean(s string, n int) string {
 	more := len(s) > 8*n
 	s = Head(s, 8*n)
-	s = strings.Join(strings.Fields(Inert(s)), " ")
+	s = oneLine(s)
 	if more {
 		s += "…"
 	}
-	return cut(s, n)
+	return Clip(s, n)
 }
 
-// cut shortens s to n characters, the last an ellipsis.
-func cut(s string, n int) string {
+// Clip shortens s to n characters, the last an ellipsis when it cut.
+func Clip(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}

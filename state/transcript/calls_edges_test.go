@@ -39,10 +39,10 @@ func TestCallHelpersAtTheirEdges(t *testing.T) {
 	if got := clean("a"+strings.Repeat("é", 60), 10); !utf8.ValidString(got) || strings.ContainsRune(got, utf8.RuneError) {
 		t.Errorf("a cut inside a two-byte character: %q", got)
 	}
-	if got := cut("abc", 3); got != "abc" {
+	if got := Clip("abc", 3); got != "abc" {
 		t.Errorf("cut to its own length: %q", got)
 	}
-	if got := cut("abc", 0); got != "" {
+	if got := Clip("abc", 0); got != "" {
 		t.Errorf("cut to nothing: %q", got)
 	}
 }

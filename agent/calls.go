@@ -31,8 +31,7 @@ func (a *Agent) runCalls(ctx context.Context, open []state.ToolRequest) error {
 	s := a.cp.State()
 	entry, logged := logEntry(s, call.ID)
 	finish := func(result, errText string, d time.Duration) error {
-		_, err := a.commit(ctx, state.Event{Kind: state.ToolFinished,
-			Tool: &state.ToolCall{ID: call.ID, Result: a.opts.Secret.Text(result), Error: a.opts.Secret.Text(errText), DurationMS: d.Milliseconds()}})
+		_, err := a.commit(ctx, a.finished(call, result, errText, d, nil, nil))
 		return err
 	}
 	if logged && !entry.StartedAt.IsZero() {
@@ -84,9 +83,16 @@ func (a *Agent) runCalls(ctx context.Context, open []state.ToolRequest) error {
 			result += "\n" + note
 		}
 	}
-	_, err = a.commit(ctx, state.Event{Kind: state.ToolFinished, Files: files, Blobs: blobs,
-		Tool: &state.ToolCall{ID: call.ID, Result: a.opts.Secret.Text(result), Error: a.opts.Secret.Text(errText), DurationMS: time.Since(start).Milliseconds()}})
+	_, err = a.commit(ctx, a.finished(call, result, errText, time.Since(start), files, blobs))
 	return err
+}
+
+// finished is the event that answers call: its result and error with the
+// API key replaced (a tool may have read it from a file or the
+// environment), and the workspace changes it made.
+func (a *Agent) finished(call state.ToolRequest, result, errText string, d time.Duration, files []state.FileChange, blobs []state.Blob) state.Event {
+	return state.Event{Kind: state.ToolFinished, Files: files, Blobs: blobs,
+		Tool: &state.ToolCall{ID: call.ID, Result: a.opts.Secret.Text(result), Error: a.opts.Secret.Text(errText), DurationMS: d.Milliseconds()}}
 }
 
 // keepInterruptedChanges records what a call changed in the workspace
@@ -105,8 +111,7 @@ func (a *Agent) keepInterruptedChanges(ctx context.Context, call state.ToolReque
 	}
 	// If this checkpoint cannot be kept, the interrupted event that
 	// follows cannot either, and that failure is the one reported.
-	_, _ = a.commit(keep, state.Event{Kind: state.ToolFinished, Files: files, Blobs: blobs,
-		Tool: &state.ToolCall{ID: call.ID, Result: a.opts.Secret.Text(result), Error: a.opts.Secret.Text(errText), DurationMS: d.Milliseconds()}})
+	_, _ = a.commit(keep, a.finished(call, result, errText, d, files, blobs))
 }
 
 func noChanges(context.Context) ([]state.FileChange, []state.Blob, error) { return nil, nil, nil }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"retrace/agent/llm"
@@ -150,6 +151,10 @@ func (c *Controller) Restore(version int, how Rollback) (rewind.Result, error) {
 		return rewind.Result{}, c.filesErr
 	}
 	res, err := rewind.Restore(c.base, c.store, c.files, c.head, version, how)
+	var conflict *rewind.ConflictError
+	if errors.As(err, &conflict) {
+		return res, err // refused before anything was written: the head stays
+	}
 	if err != nil {
 		// The store says where the head is: if the restore moved it before
 		// it stopped, the open restore is what the session shows, and

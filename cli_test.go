@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -25,11 +26,17 @@ type result struct {
 	stdout, stderr string
 }
 
-func retrace(t *testing.T, args ...string) result {
+// retraceIn runs the command line with stdin, as a shell would.
+func retraceIn(t *testing.T, stdin io.Reader, args ...string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), args, strings.NewReader(""), &out, &errOut)
+	code := run(context.Background(), args, stdin, &out, &errOut)
 	return result{code, out.String(), errOut.String()}
+}
+
+func retrace(t *testing.T, args ...string) result {
+	t.Helper()
+	return retraceIn(t, strings.NewReader(""), args...)
 }
 
 func (r result) ok(t *testing.T) result {

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -18,13 +16,6 @@ import (
 )
 
 // retraceIn is retrace with stdin.
-func retraceIn(t *testing.T, stdin io.Reader, args ...string) result {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	code := run(context.Background(), args, stdin, &out, &errOut)
-	return result{code, out.String(), errOut.String()}
-}
-
 // copyCorpus copies a file of the schema corpus to a temporary path: the
 // files in testdata are never changed (opening one migrates it).
 func copyCorpus(t *testing.T, name string) string {

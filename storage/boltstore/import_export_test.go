@@ -15,7 +15,7 @@ func SetImportBatch(n int) (restore func()) {
 // process.
 func ImportTxs() int64 { return importTxs.Load() }
 
-func mustBatches(t interface{ Fatal(...any) }, ex storage.Export) ([]storage.Record, [][]importRecord) {
+func mustBatches(t interface{ Fatal(...any) }, ex storage.Export) [][]importRecord {
 	records, err := storage.CheckImport(ex)
 	if err != nil {
 		t.Fatal(err)
@@ -24,5 +24,5 @@ func mustBatches(t interface{ Fatal(...any) }, ex storage.Export) ([]storage.Rec
 	if err != nil {
 		t.Fatal(err)
 	}
-	return records, batches
+	return batches
 }

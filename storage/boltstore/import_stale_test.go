@@ -24,8 +24,7 @@ func TestImportRemovesWhatACrashedImportStaged(t *testing.T) {
 		ex := storetest.ScriptedExport("crashed", 20, 2)
 		// What the crashed import left: two batches staged, unpublished.
 		restore := SetImportBatch(5)
-		records, batches := mustBatches(t, ex)
-		_ = records
+		batches := mustBatches(t, ex)
 		for i, b := range batches[:2] {
 			err := st.update(ctx, func(tx *bolt.Tx) error {
 				vb, err := stagingVersions(tx, "crashed", i == 0)
@@ -73,7 +72,7 @@ func TestGCKeepsTheContentsOfAnImportUnderWay(t *testing.T) {
 	}
 	restore := SetImportBatch(50)
 	defer restore()
-	_, batches := mustBatches(t, ex)
+	batches := mustBatches(t, ex)
 	for i, b := range batches {
 		err := st.update(ctx, func(tx *bolt.Tx) error {
 			vb, err := stagingVersions(tx, ex.Session.ID, i == 0)

@@ -64,15 +64,11 @@ func Run(t *testing.T, b Backend) {
 		{"UnknownBlob", testUnknownBlob},
 		{"ExportCarriesReferencedBlobs", testExportCarriesReferencedBlobs},
 		{"FilesAfterReopen", testFilesAfterReopen},
-		{"ImportRoundTrip", testImportRoundTrip},
-		{"ImportOverAnExistingSessionRefused", testImportExistingRefused},
-		{"ImportUnderANewID", testImportNewID},
-		{"ImportRefusesBadInput", testImportRefusesBadInput},
-		{"ImportManyVersions", testImportManyVersions},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, b) })
 	}
+	RunImport(t, b)
 }
 
 var ctx = context.Background()

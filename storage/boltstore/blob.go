@@ -146,14 +146,21 @@ func prepareBlobs(ev state.Event) ([]state.Blob, [][]byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	records, err := sealBlobs(ev, blobs)
+	return blobs, records, err
+}
+
+// sealBlobs encodes contents checked already (by prepareBlobs, or by
+// storage.CheckImport for a whole export) as the file keeps them.
+func sealBlobs(ev state.Event, blobs []state.Blob) ([][]byte, error) {
 	records := make([][]byte, len(blobs))
 	for i, b := range blobs {
 		if len(b.Data) > maxBlobSize {
-			return nil, nil, fmt.Errorf("%s carries file content %s of %d bytes; a blob holds at most %d: %w", ev.Kind, b.Digest, len(b.Data), maxBlobSize, storage.ErrInvalid)
+			return nil, fmt.Errorf("%s carries file content %s of %d bytes; a blob holds at most %d: %w", ev.Kind, b.Digest, len(b.Data), maxBlobSize, storage.ErrInvalid)
 		}
 		records[i] = encodeBlob(b.Data)
 	}
-	return blobs, records, nil
+	return records, nil
 }
 
 // keepBlobs refuses ev if it refers to content neither it nor the file

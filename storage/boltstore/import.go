@@ -96,7 +96,9 @@ func importBatches(id string, records []storage.Record) ([][]importRecord, error
 	var cur []importRecord
 	size := 0
 	for _, r := range records {
-		blobs, sealed, err := prepareBlobs(r.Data)
+		// CheckImport hashed every content: they are only sealed here.
+		blobs := r.Data.Blobs
+		sealed, err := sealBlobs(r.Data, blobs)
 		if err != nil {
 			return nil, fmt.Errorf("import: version %d: %w", r.Version, err)
 		}

@@ -113,8 +113,8 @@ func TestCallSummaryIsBoundedAndInert(t *testing.T) {
 	long := strings.Repeat("ab", 5000)
 	for _, c := range inerttest.Classes {
 		for _, args := range []string{
-			`{"path":"` + jsonEscape(c.Text) + `"}`,
-			`{"command":"` + jsonEscape(c.Text) + `"}`,
+			`{"path":"` + inerttest.JSONEscape(c.Text) + `"}`,
+			`{"command":"` + inerttest.JSONEscape(c.Text) + `"}`,
 			c.Text,
 		} {
 			for _, name := range []string{"read_file", "run_command", c.Text} {
@@ -147,22 +147,6 @@ func TestCallSummaryIsBoundedAndInert(t *testing.T) {
 	}
 }
 
-// jsonEscape writes s inside a JSON string as a model would: control
-// characters escaped, the rest as it is.
-func jsonEscape(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		switch {
-		case r < 0x20 || r == '"' || r == '\\':
-			b.WriteString(`\u00`)
-			b.WriteByte("0123456789abcdef"[r>>4])
-			b.WriteByte("0123456789abcdef"[r&15])
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
 
 // Fuzzing: no input makes the summaries panic, hold more than one line,
 // carry what a terminal acts on, or pass the bound.

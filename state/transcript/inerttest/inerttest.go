@@ -147,3 +147,22 @@ func missing(out, s string) []string {
 	}
 	return []string{s}
 }
+
+// JSONEscape writes s inside a JSON string as a model would: control
+// characters, quotes and backslashes escaped as \u00XX, the rest (C1,
+// bidi controls) as it is, which is what a summary of JSON arguments
+// must still make inert.
+func JSONEscape(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case r < 0x20 || r == '"' || r == '\\':
+			b.WriteString(`\u00`)
+			b.WriteByte("0123456789abcdef"[r>>4])
+			b.WriteByte("0123456789abcdef"[r&15])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -147,7 +147,6 @@ func TestCallSummaryIsBoundedAndInert(t *testing.T) {
 	}
 }
 
-
 // Fuzzing: no input makes the summaries panic, hold more than one line,
 // carry what a terminal acts on, or pass the bound.
 func FuzzCallSummary(f *testing.F) {

@@ -174,15 +174,28 @@ func (s *Store) keepBlobs(tx *bolt.Tx, ev state.Event, blobs []state.Blob, recor
 	if err != nil {
 		return err
 	}
+	var guardErr error
 	held := func(d string) bool {
 		k, ok := blobKey(d)
-		return ok && bucket.Get(k) != nil
+		if !ok {
+			return false
+		}
+		if err := s.guardBlob(k); err != nil {
+			guardErr = err
+			return false
+		}
+		return bucket.Get(k) != nil
 	}
-	if err := storage.CheckReferences(ev, blobs, held); err != nil {
+	if err := storage.CheckReferences(ev, blobs, held); guardErr != nil {
+		return guardErr
+	} else if err != nil {
 		return err
 	}
 	for i, b := range blobs {
 		k, _ := blobKey(b.Digest) // CheckBlobs passed: a valid digest
+		if err := s.guardBlob(k); err != nil {
+			return err
+		}
 		if bucket.Get(k) != nil {
 			continue // content-addressed: what is there is the same
 		}
@@ -200,7 +213,7 @@ func (s *Store) Blob(ctx context.Context, digest string) ([]byte, error) {
 		return nil, fmt.Errorf("file content %q: not a sha256 digest: %w", digest, storage.ErrInvalid)
 	}
 	var data []byte
-	err := s.view(ctx, func(tx *bolt.Tx) error {
+	err := s.viewIn(ctx, fileHead, func(tx *bolt.Tx) error {
 		blobs, err := s.blobsOf(tx)
 		if err != nil {
 			return err
@@ -226,6 +239,9 @@ func (s *Store) blobIn(blobs *bolt.Bucket, digest string) ([]byte, error) {
 	k, ok := blobKey(digest)
 	if !ok {
 		return nil, fmt.Errorf("file content %q: not a sha256 digest: %w", digest, storage.ErrInvalid)
+	}
+	if err := s.guardBlob(k); err != nil {
+		return nil, err
 	}
 	raw := blobs.Get(k)
 	if raw == nil {

@@ -315,11 +315,12 @@ func TestFileDamagedBetweenOperations(t *testing.T) {
 	}
 }
 
-// The check before a store's first write finds damage no read has come
-// across: the write is refused, and so is every later write of that
-// store, even once the file reads well again (restored from a backup,
-// say): the store saw damage, and a person has to look. A new store
-// checks afresh.
+// The check before a store's first write to a session finds damage in its
+// records that no read has come across: the write is refused, and so is
+// every later write of that store, even once the file reads well again
+// (restored from a backup, say): the store saw damage, and a person has to
+// look. Other stores are told by the damage mark: they refuse to write to
+// the damaged file, and write to the one put back in its place.
 func TestDamageFoundBeforeTheFirstWriteIsKept(t *testing.T) {
 	ctx := context.Background()
 	path, id := healthy(t, 4)
@@ -337,8 +338,26 @@ func TestDamageFoundBeforeTheFirstWriteIsKept(t *testing.T) {
 		v[len(v)-2] ^= 1
 		return b.Bucket(versionsBucket).Put(versionKey(2), v)
 	})
-	_, err = st.Create(ctx, storage.NewSession{})
+	damaged, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Append(ctx, id, 4, chat(4))
 	wantCorrupt(t, "the first write", err, st.path, id, 2, "checksum mismatch")
+	_, err = st.Create(ctx, storage.NewSession{})
+	wantCorrupt(t, "a write elsewhere after it", err, st.path, id, 2, "checksum mismatch")
+
+	other, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	_, err = other.Create(ctx, storage.NewSession{})
+	wantCorrupt(t, "another store's write", err, st.path, id, 2, "(found before: nothing is written to the file")
+	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, damaged) {
+		t.Fatalf("the damaged file was written to (%v)", err)
+	}
+
 	if err := os.WriteFile(path, good, 0o600); err != nil {
 		t.Fatal(err)
 	}

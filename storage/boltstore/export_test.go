@@ -24,7 +24,7 @@ type StoredCheckpoint struct {
 // decoding any event: tests compare the bytes themselves.
 func (s *Store) StoredCheckpoints(ctx context.Context, id string) ([]StoredCheckpoint, error) {
 	var out []StoredCheckpoint
-	err := s.viewSession(ctx, id, func(tx *bolt.Tx) error {
+	err := s.viewSession(ctx, id, true, func(tx *bolt.Tx) error {
 		b, rec, err := s.session(tx, id)
 		if err != nil {
 			return err

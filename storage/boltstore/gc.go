@@ -157,7 +157,7 @@ func (s *Store) releaseAll(ids []string) {
 func (s *Store) applyGC(ctx context.Context, opts GCOptions, now time.Time, held map[string]int) (GCReport, gcPlan, error) {
 	var rep GCReport
 	var p gcPlan
-	err := s.withFile(ctx, true, func(db *bolt.DB) error {
+	err := s.withFile(ctx, true, wholeFile, func(db *bolt.DB) error {
 		err := db.Update(s.laidOut(func(tx *bolt.Tx) (err error) {
 			if rep, p, err = s.planGC(tx, opts, now, held); err != nil {
 				return err

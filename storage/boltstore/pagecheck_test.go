@@ -66,7 +66,7 @@ func (im *image) walker(t *testing.T) *pageWalker {
 	}
 	t.Cleanup(func() { f.Close() })
 	n := im.pages()
-	return &pageWalker{r: f, path: "/the/file", pageSize: uint64(im.size), pages: uint64(n), seen: make([]bool, n)}
+	return newPageWalker(f, "/the/file", meta{pageSize: uint32(im.size), pgid: uint64(n)})
 }
 
 // wantWalk checks err: nil when says is empty, else an error naming the
@@ -116,7 +116,7 @@ func TestPageWalkOverflow(t *testing.T) {
 	if err != nil || len(p) != 2*testPage || !bytes.HasPrefix(p[testPage:], []byte("the second page")) {
 		t.Fatalf("read a page and its overflow: %d bytes, %v", len(p), err)
 	}
-	if !w.seen[4] || !w.seen[5] || w.seen[3] {
+	if !w.seen.has(4) || !w.seen.has(5) || w.seen.has(3) {
 		t.Fatalf("seen %v; want pages 4 and 5", w.seen)
 	}
 	wantWalk(t, func() error { _, err := w.read(5, "x"); return err }(), "points to page 5, which is already in use elsewhere")
@@ -273,7 +273,7 @@ func TestPageWalkBuckets(t *testing.T) {
 			w := im.walker(t)
 			err := w.tree(2, 0)
 			wantWalk(t, err, c.says)
-			if err == nil && binary.LittleEndian.Uint64(c.v) == 3 && !w.seen[3] {
+			if err == nil && binary.LittleEndian.Uint64(c.v) == 3 && !w.seen.has(3) {
 				t.Fatal("the bucket's root page was not walked")
 			}
 		})
@@ -288,8 +288,8 @@ func TestPageWalkBuckets(t *testing.T) {
 	copy(p[50:], bucketValue(3, nil))
 	copy(im.b[3*testPage:], emptyLeaf(3))
 	w := im.walker(t)
-	if err := w.tree(2, 0); err != nil || !w.seen[3] {
-		t.Fatalf("a bucket in the second element: %v; its root walked: %v", err, w.seen[3])
+	if err := w.tree(2, 0); err != nil || !w.seen.has(3) {
+		t.Fatalf("a bucket in the second element: %v; its root walked: %v", err, w.seen.has(3))
 	}
 	// An inline bucket's own elements are checked too.
 	in := leafPage(0, false, "k", []byte("v"))

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -92,6 +93,21 @@ func playRole(role, path, id string) error {
 				return fmt.Errorf("writer %d at v%d: %w", os.Getpid(), s.Version, err)
 			}
 		}
+		return nil
+	case "killed-writer":
+		// Writes once, then waits: SIGKILL is a crash, SIGTERM a clean
+		// end that closes the store.
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		s, err := st.Head(ctx, id)
+		if err != nil {
+			return err
+		}
+		if _, err := storage.Commit(ctx, st, s, chatEvent(s, 100)); err != nil {
+			return err
+		}
+		fmt.Println("wrote")
+		<-term
 		return nil
 	case "holder":
 		if err := st.Claim(ctx, id); err != nil {

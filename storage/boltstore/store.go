@@ -39,10 +39,19 @@ type Store struct {
 	// block each other just as two processes do.
 	fileMu   sync.Mutex
 	schemaOK bool  // the file's schema was checked (and migrated); guarded by fileMu
-	checked  bool  // the whole file was checked before the first write; guarded by fileMu
 	damaged  error // damage found, after which nothing is written; guarded by fileMu
 	walked   bool  // checkPages passed in the operation under way; guarded by fileMu
 	closed   bool  // guarded by fileMu
+
+	// What this Store has walked and checked of the file at walkedFile
+	// (see reach.go and checkBeforeWrite); guarded by fileMu.
+	walkedFile     os.FileInfo
+	wholeWalked    bool            // every page
+	walkedVersions map[string]bool // a session's versions, by id
+	checkedRecords map[string]bool // a session's records, before its first write
+	reach          *reach          // the operation under way's walk
+	crashChecked   bool            // the file was checked for a crashed writer
+	writerMark     *os.File        // held while this Store may write; see crash.go
 
 	claimMu sync.Mutex
 	claims  map[string]*os.File
@@ -70,7 +79,8 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Store{path: abs, locks: lockDir(abs), opts: opts, claims: map[string]*os.File{}}
+	s := &Store{path: abs, locks: lockDir(abs), opts: opts, claims: map[string]*os.File{},
+		walkedVersions: map[string]bool{}, checkedRecords: map[string]bool{}}
 
 	fi, err := os.Stat(abs)
 	switch {
@@ -79,7 +89,7 @@ func Open(path string, opts Options) (*Store, error) {
 	case err == nil && !fi.Mode().IsRegular():
 		return nil, fmt.Errorf("database path %s is not a regular file", abs)
 	case err == nil:
-		if err := s.view(context.Background(), func(*bolt.Tx) error { return nil }); err != nil {
+		if err := s.viewIn(context.Background(), fileHead, func(*bolt.Tx) error { return nil }); err != nil {
 			return nil, err
 		}
 	case !isNotExist(err):
@@ -121,26 +131,32 @@ func (s *Store) Create(ctx context.Context, ns storage.NewSession) (storage.Sess
 	rec := infoRecord{Title: ns.Title, Model: ns.Model, Workspace: ns.Workspace,
 		CreatedAt: created.UTC(), UpdatedAt: created.UTC(), Phase: state.Idle}
 	var id string
-	err := s.update(ctx, func(tx *bolt.Tx) error {
-		sessions, err := s.sessionsOf(tx)
-		if err != nil {
-			return err
-		}
-		for {
-			id = newID()
-			if sessions.Bucket([]byte(id)) == nil {
-				break
+	var err error
+	for {
+		// The id comes first: the walk before the transaction checks the
+		// way to where its bucket goes.
+		id = newID()
+		err = s.updateIn(ctx, sessionScope(id, false), func(tx *bolt.Tx) error {
+			sessions, err := s.sessionsOf(tx)
+			if err != nil {
+				return err
 			}
+			if sessions.Bucket([]byte(id)) != nil {
+				return errIDTaken
+			}
+			b, err := sessions.CreateBucket([]byte(id))
+			if err != nil {
+				return err
+			}
+			if _, err := b.CreateBucket(versionsBucket); err != nil {
+				return err
+			}
+			return putInfo(b, rec)
+		})
+		if !errors.Is(err, errIDTaken) {
+			break
 		}
-		b, err := sessions.CreateBucket([]byte(id))
-		if err != nil {
-			return err
-		}
-		if _, err := b.CreateBucket(versionsBucket); err != nil {
-			return err
-		}
-		return putInfo(b, rec)
-	})
+	}
 	if err != nil {
 		return storage.SessionInfo{}, fmt.Errorf("create session in %s: %w", s.path, err)
 	}
@@ -149,6 +165,9 @@ func (s *Store) Create(ctx context.Context, ns storage.NewSession) (storage.Sess
 	}
 	return rec.info(id), nil
 }
+
+// errIDTaken: a new id drew one the file holds (one in 2^64 per session).
+var errIDTaken = errors.New("the id is taken")
 
 // newID returns 16 hex digits from crypto/rand: short enough to type a
 // prefix of, with no realistic chance of two sessions colliding.
@@ -181,9 +200,12 @@ func (s *Store) appendUnder(ctx context.Context, id string, parent int, ev state
 		return storage.Checkpoint{}, err
 	}
 	var cp storage.Checkpoint
-	err = s.update(ctx, func(tx *bolt.Tx) error {
+	err = s.updateIn(ctx, sessionScope(id, true), func(tx *bolt.Tx) error {
 		b, rec, err := s.session(tx, id)
 		if err != nil {
+			return err
+		}
+		if err := s.checkRecordsOnce(tx, id); err != nil {
 			return err
 		}
 		switch {
@@ -228,7 +250,7 @@ func (s *Store) appendUnder(ctx context.Context, id string, parent int, ev state
 // Head returns the state at the session's head.
 func (s *Store) Head(ctx context.Context, id string) (state.State, error) {
 	var st state.State
-	err := s.viewSession(ctx, id, func(tx *bolt.Tx) error {
+	err := s.viewSession(ctx, id, true, func(tx *bolt.Tx) error {
 		b, rec, err := s.session(tx, id)
 		if err != nil {
 			return err
@@ -242,7 +264,7 @@ func (s *Store) Head(ctx context.Context, id string) (state.State, error) {
 // At returns the state at a version.
 func (s *Store) At(ctx context.Context, id string, version int) (state.State, error) {
 	var st state.State
-	err := s.viewSession(ctx, id, func(tx *bolt.Tx) error {
+	err := s.viewSession(ctx, id, true, func(tx *bolt.Tx) error {
 		b, rec, err := s.session(tx, id)
 		if err != nil {
 			return err
@@ -259,7 +281,7 @@ func (s *Store) At(ctx context.Context, id string, version int) (state.State, er
 // Tree lists every version's header and the branches.
 func (s *Store) Tree(ctx context.Context, id string) (storage.Tree, error) {
 	var t storage.Tree
-	err := s.viewSession(ctx, id, func(tx *bolt.Tx) error {
+	err := s.viewSession(ctx, id, true, func(tx *bolt.Tx) error {
 		b, rec, err := s.session(tx, id)
 		if err != nil {
 			return err
@@ -280,9 +302,12 @@ func (s *Store) SetHead(ctx context.Context, id string, version int) error {
 	if err := s.autoClaim(ctx, id); err != nil {
 		return err
 	}
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.updateIn(ctx, sessionScope(id, true), func(tx *bolt.Tx) error {
 		b, rec, err := s.session(tx, id)
 		if err != nil {
+			return err
+		}
+		if err := s.checkRecordsOnce(tx, id); err != nil {
 			return err
 		}
 		if err := rec.missing(id, version); err != nil {
@@ -304,7 +329,7 @@ func (s *Store) SetHead(ctx context.Context, id string, version int) error {
 // Rename sets a session's title. It needs no claim: a title is not part
 // of any version.
 func (s *Store) Rename(ctx context.Context, id, title string) error {
-	return s.update(ctx, func(tx *bolt.Tx) error {
+	return s.updateIn(ctx, sessionScope(id, false), func(tx *bolt.Tx) error {
 		b, rec, err := s.session(tx, id)
 		if err != nil {
 			return err
@@ -317,7 +342,7 @@ func (s *Store) Rename(ctx context.Context, id, title string) error {
 // Session returns one session's summary.
 func (s *Store) Session(ctx context.Context, id string) (storage.SessionInfo, error) {
 	var info storage.SessionInfo
-	err := s.viewSession(ctx, id, func(tx *bolt.Tx) error {
+	err := s.viewSession(ctx, id, false, func(tx *bolt.Tx) error {
 		_, rec, err := s.session(tx, id)
 		info = rec.info(id)
 		return err
@@ -328,7 +353,7 @@ func (s *Store) Session(ctx context.Context, id string) (storage.SessionInfo, er
 // Sessions lists every session, most recently updated first.
 func (s *Store) Sessions(ctx context.Context) ([]storage.SessionInfo, error) {
 	var list []storage.SessionInfo
-	err := s.view(ctx, func(tx *bolt.Tx) error {
+	err := s.viewIn(ctx, listScope(nil), func(tx *bolt.Tx) error {
 		var err error
 		list, err = s.allSessions(tx, nil)
 		return err
@@ -346,7 +371,7 @@ func (s *Store) Resolve(ctx context.Context, prefix string) (string, error) {
 		return "", errors.New("no session id given")
 	}
 	var matches []storage.SessionInfo
-	err := s.view(ctx, func(tx *bolt.Tx) error {
+	err := s.viewIn(ctx, listScope([]byte(prefix)), func(tx *bolt.Tx) error {
 		var err error
 		matches, err = s.allSessions(tx, []byte(prefix))
 		return err
@@ -374,7 +399,9 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := s.autoClaim(ctx, id); err != nil {
 		return err
 	}
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	// Deleting frees every page of the session, and may merge the pages
+	// of the sessions bucket it leaves.
+	err := s.updateIn(ctx, scope{session: id, versions: true, siblings: true}, func(tx *bolt.Tx) error {
 		sessions, err := s.sessionsOf(tx)
 		if err != nil {
 			return err
@@ -394,7 +421,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 // file content the events refer to.
 func (s *Store) Export(ctx context.Context, id string) (storage.Export, error) {
 	var ex storage.Export
-	err := s.viewSession(ctx, id, func(tx *bolt.Tx) error {
+	err := s.viewSession(ctx, id, true, func(tx *bolt.Tx) error {
 		b, rec, err := s.session(tx, id)
 		if err != nil {
 			return err
@@ -440,6 +467,7 @@ func (s *Store) Export(ctx context.Context, id string) (storage.Export, error) {
 func (s *Store) Close() error {
 	s.fileMu.Lock()
 	s.closed = true
+	s.releaseWriterMark()
 	s.fileMu.Unlock()
 	s.claimMu.Lock()
 	defer s.claimMu.Unlock()

@@ -29,9 +29,14 @@ var errClosed = errors.New("store is closed")
 const boltTimeout = time.Second
 
 // view runs fn in a read-only transaction, once the file's layout is
-// checked.
+// checked, and the whole file walked.
 func (s *Store) view(ctx context.Context, fn func(*bolt.Tx) error) error {
-	return s.withFile(ctx, false, func(db *bolt.DB) error { return db.View(s.laidOut(fn)) })
+	return s.viewIn(ctx, wholeFile, fn)
+}
+
+// viewIn is view for an operation that reads only what sc says.
+func (s *Store) viewIn(ctx context.Context, sc scope, fn func(*bolt.Tx) error) error {
+	return s.withFile(ctx, false, sc, func(db *bolt.DB) error { return db.View(s.laidOut(fn)) })
 }
 
 // laidOut is fn, run only if the transaction's file has retrace's layout
@@ -45,10 +50,10 @@ func (s *Store) laidOut(fn func(*bolt.Tx) error) func(*bolt.Tx) error {
 	}
 }
 
-// viewSession is view for operations on one session: with no database
-// file, the session does not exist.
-func (s *Store) viewSession(ctx context.Context, id string, fn func(*bolt.Tx) error) error {
-	err := s.view(ctx, fn)
+// viewSession is view for operations on one session, and its versions
+// when they read them: with no database file, the session does not exist.
+func (s *Store) viewSession(ctx context.Context, id string, versions bool, fn func(*bolt.Tx) error) error {
+	err := s.viewIn(ctx, sessionScope(id, versions), fn)
 	if errors.Is(err, errNoFile) {
 		return &storage.NotFoundError{ID: id, Where: s.path}
 	}
@@ -56,14 +61,20 @@ func (s *Store) viewSession(ctx context.Context, id string, fn func(*bolt.Tx) er
 }
 
 // update runs fn in a read-write transaction, committed (and fsynced)
-// before update returns.
+// before update returns, once the whole file is walked.
 func (s *Store) update(ctx context.Context, fn func(*bolt.Tx) error) error {
-	return s.withFile(ctx, true, func(db *bolt.DB) error { return db.Update(s.laidOut(fn)) })
+	return s.updateIn(ctx, wholeFile, fn)
+}
+
+// updateIn is update for an operation that reads and writes only what sc
+// says.
+func (s *Store) updateIn(ctx context.Context, sc scope, fn func(*bolt.Tx) error) error {
+	return s.withFile(ctx, true, sc, func(db *bolt.DB) error { return db.Update(s.laidOut(fn)) })
 }
 
 // withFile opens the database for one operation: lock, check, open, run,
 // close. Writers create the file if it is missing.
-func (s *Store) withFile(ctx context.Context, write bool, fn func(*bolt.DB) error) error {
+func (s *Store) withFile(ctx context.Context, write bool, sc scope, fn func(*bolt.DB) error) error {
 	s.fileMu.Lock()
 	defer s.fileMu.Unlock()
 	if s.closed {
@@ -96,37 +107,29 @@ func (s *Store) withFile(ctx context.Context, write bool, fn func(*bolt.DB) erro
 		}
 	}
 	s.walked = false // the file may have changed since the last operation
+	// bbolt reads no page before a walk of ours has checked it: the scope's
+	// pages, which always include the root and the schema.
+	err = s.walkScope(sc)
+	defer func() {
+		s.reach.close()
+		s.reach = nil
+	}()
+	if err != nil {
+		s.noteDamage(err)
+		return err
+	}
 	if !s.schemaOK {
-		// The first operation of a Store reads the whole structure before
-		// bbolt follows any pointer in it (see checkPages).
-		if err := s.walkPages(); err != nil {
-			return err
-		}
 		if err := s.checkSchema(); err != nil {
 			return err
 		}
-	} else if _, err := checkFile(s.path); err != nil {
-		return err
 	}
-	if write && !s.checked {
-		// Before the first write, read the whole file once: damage that
-		// no read has come across yet must not be written over.
-		if err := s.open(true, func(db *bolt.DB) error {
-			return db.View(s.laidOut(func(tx *bolt.Tx) error { return s.checkAll(tx, false) }))
-		}); err != nil && errors.Is(err, storage.ErrCorrupt) {
-			s.damaged = err
-		} else if err != nil {
+	if write {
+		if err := s.checkBeforeWrite(); err != nil {
 			return err
 		}
-		s.checked = true
-	}
-	if write && s.damaged != nil {
-		return s.damaged
 	}
 	err = s.open(!write, fn)
-	if errors.Is(err, storage.ErrCorrupt) && s.damaged == nil {
-		s.damaged = err
-	}
+	s.noteDamage(err)
 	return err
 }
 
@@ -236,7 +239,11 @@ func (s *Store) checkSchema() error {
 		}); err != nil {
 			return fmt.Errorf("upgrade %s to schema %d: %w", s.path, schemaVersion, err)
 		}
-		s.walked = false // the migration wrote pages the walk has not seen
+		// The migration walked and checked the whole file first, and
+		// wrote only pages of its own.
+		s.walked, s.wholeWalked = false, true
+		s.reach.close()
+		s.reach = nil
 	}
 	s.schemaOK = true
 	return nil

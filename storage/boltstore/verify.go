@@ -26,6 +26,9 @@ func Verify(ctx context.Context, path string) error {
 	if errors.Is(err, errNoFile) {
 		return nil
 	}
+	if err == nil {
+		s.clearDamage() // the whole file passed: what was found is gone
+	}
 	return err
 }
 
@@ -160,4 +163,19 @@ func (s *Store) checkStructure(tx *bolt.Tx) error {
 		}
 	}
 	return first
+}
+
+// checkRecordsOnce checks a session's records, as the whole check does,
+// before this Store first writes to it: damage in them that no read came
+// across yet must not be written over. The session's own records are what
+// a write to it builds on; other sessions' are not touched.
+func (s *Store) checkRecordsOnce(tx *bolt.Tx, id string) error {
+	if s.checkedRecords[id] {
+		return nil
+	}
+	if err := s.verifySession(tx, []byte(id), false, nil); err != nil {
+		return err
+	}
+	s.checkedRecords[id] = true
+	return nil
 }

@@ -1,0 +1,202 @@
+package boltstore
+
+import (
+	"bytes"
+	"os"
+)
+
+// An operation's cost follows the session it works on, not the file.
+//
+// bbolt follows the pointers in its pages without bounds checks (see
+// checkPages), so before it reads a page, a walk of ours must have checked
+// it. Walking the whole file before a Store's first operation made every
+// command as slow as the file was big: a second for `show` of one session
+// in a 1.5 GB file, and its pages' worth of memory. So an operation names
+// its scope, the part of the file it reads, and only that is walked:
+//
+//   - every operation: the meta page, the freelist, the root bucket's own
+//     pages and the schema bucket;
+//   - one session: the way down the sessions bucket to it, its bucket's own
+//     pages and, when the operation reads or writes its versions, all of
+//     them;
+//   - a list of sessions: the sessions bucket's pages and each session's
+//     own pages (not their versions);
+//   - a file content: the way down the contents bucket to its key (guardBlob,
+//     called before bbolt looks it up);
+//   - anything else (gc, compact, import, recovery, a migration): the whole
+//     file, as before.
+//
+// A Store walks a session's versions once, as it walked the whole file
+// once before: after that it trusts what retrace writes there, its own
+// appends and another process's (each commit is retrace's, and bbolt's
+// writes are copy-on-write). A new file at the path (compact's, or a
+// backup put back) is walked afresh.
+type scope struct {
+	whole    bool   // every page
+	session  string // the session whose bucket the operation opens
+	versions bool   // and its versions, every one
+	siblings bool   // the sessions bucket's own pages (a delete may merge them)
+	list     bool   // every session's own pages, for lists
+	prefix   []byte // only the sessions whose ids start so
+}
+
+var (
+	wholeFile = scope{whole: true}
+	fileHead  = scope{} // the root and the schema: what every transaction reads
+)
+
+func sessionScope(id string, versions bool) scope {
+	return scope{session: id, versions: versions}
+}
+
+func listScope(prefix []byte) scope { return scope{list: true, prefix: prefix} }
+
+// reach is what the operation under way has walked, kept for the lookups
+// whose keys it learns only inside its transaction (file contents).
+type reach struct {
+	f     *os.File
+	w     *pageWalker
+	blobs *bucketRef // the contents bucket, when the file has one
+}
+
+func (r *reach) close() {
+	if r != nil {
+		r.f.Close()
+	}
+}
+
+// walkScope walks what sc reads, and keeps the walk for guardBlob. The
+// caller holds the file lock; checkFile has passed or is run here.
+func (s *Store) walkScope(sc scope) error {
+	s.reach.close()
+	s.reach = nil
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return err
+	}
+	if s.walkedFile == nil || !os.SameFile(fi, s.walkedFile) {
+		// Another file is at the path now: nothing of it is walked yet.
+		s.walkedFile, s.wholeWalked = fi, false
+		clear(s.walkedVersions)
+		clear(s.checkedRecords)
+	}
+	if s.wholeWalked {
+		_, err := checkFile(s.path)
+		return err
+	}
+	if sc.whole {
+		if err := s.walkPages(); err != nil {
+			return err
+		}
+		s.wholeWalked = true
+		return nil
+	}
+	m, err := checkFile(s.path)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(s.path)
+	if err != nil {
+		return err
+	}
+	r := &reach{f: f, w: newPageWalker(f, s.path, m)}
+	if err := r.walk(s, sc, m); err != nil {
+		f.Close()
+		return err
+	}
+	s.reach = r
+	return nil
+}
+
+func (r *reach) walk(s *Store, sc scope, m meta) error {
+	w := r.w
+	if err := w.freelist(m.freelist); err != nil {
+		return err
+	}
+	top := map[string]bucketRef{}
+	if err := w.bucket(bucketRef{root: m.root}, 0, collect(top)); err != nil {
+		return err
+	}
+	if b, ok := top[string(metaBucket)]; ok {
+		if err := w.bucket(b, 1, w.deep); err != nil {
+			return err
+		}
+	}
+	if b, ok := top[string(blobsBucket)]; ok {
+		r.blobs = &b
+	}
+	sessions, ok := top[string(sessionsBucket)]
+	if !ok {
+		return nil // checkLayout says what is missing
+	}
+	var one *bucketRef
+	switch {
+	case sc.list || sc.siblings:
+		ids := map[string]bucketRef{}
+		if err := w.bucket(sessions, 1, collect(ids)); err != nil {
+			return err
+		}
+		if sc.list {
+			for id, b := range ids {
+				if bytes.HasPrefix([]byte(id), sc.prefix) {
+					if err := w.bucket(b, 2, ignore); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if b, ok := ids[sc.session]; ok && sc.session != "" {
+			one = &b
+		}
+	case sc.session != "":
+		v, isBucket, err := w.find(sessions, []byte(sc.session), 1)
+		if err != nil {
+			return err
+		}
+		if isBucket {
+			b, err := w.bucketAt(v, "session "+sc.session)
+			if err != nil {
+				return err
+			}
+			one = &b
+		}
+	}
+	if one == nil || sc.list {
+		return nil // no such session: bbolt finds none either
+	}
+	inside := map[string]bucketRef{}
+	if err := w.bucket(*one, 2, collect(inside)); err != nil {
+		return err
+	}
+	if !sc.versions || (s.walkedVersions[sc.session] && !sc.siblings) {
+		return nil
+	}
+	if v, ok := inside[string(versionsBucket)]; ok {
+		if err := w.bucket(v, 3, w.deep); err != nil {
+			return err
+		}
+	}
+	s.walkedVersions[sc.session] = true
+	return nil
+}
+
+// collect is a childFunc that keeps each bucket's place by its key, and
+// walks none of them.
+func collect(into map[string]bucketRef) childFunc {
+	return func(key []byte, ref bucketRef, _ int) error {
+		into[string(key)] = ref
+		return nil
+	}
+}
+
+func ignore([]byte, bucketRef, int) error { return nil }
+
+// guardBlob walks the way to a file content's key before bbolt looks it
+// up, in an operation that did not walk the whole file.
+func (s *Store) guardBlob(key []byte) error {
+	if s.reach == nil || s.reach.blobs == nil {
+		return nil
+	}
+	_, _, err := s.reach.w.find(*s.reach.blobs, key, 1)
+	return err
+}

@@ -1,0 +1,197 @@
+package boltstore_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"retrace/state"
+	"retrace/storage"
+	"retrace/storage/boltstore"
+)
+
+// chatSessions writes sessions of n chat checkpoints each and returns
+// their ids.
+func chatSessions(t *testing.T, path string, sessions, n int) []string {
+	t.Helper()
+	ctx := context.Background()
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var ids []string
+	for range sessions {
+		info, err := st.Create(ctx, storage.NewSession{Title: "chat"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := state.New(info.ID)
+		for i := range n {
+			if s, err = storage.Commit(ctx, st, s, chatEvent(s, i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ids = append(ids, info.ID)
+	}
+	return ids
+}
+
+// versionsRoot is the root page of a session's versions, read with bbolt.
+func versionsRoot(t *testing.T, path, id string) uint64 {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var root uint64
+	err = db.View(func(tx *bolt.Tx) error {
+		root = uint64(tx.Bucket([]byte("sessions")).Bucket([]byte(id)).Bucket([]byte("v")).Root())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// An operation reads only its own session: a loop in another session's
+// pages, which would send bbolt down forever and kill the process, stops
+// nothing but that session's reads. Before, a store's first operation
+// walked the whole file and refused it all.
+func TestOperationsReadOnlyTheirSession(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "retrace.db")
+	ids := chatSessions(t, path, 2, 200)
+	mine, broken := ids[0], ids[1]
+
+	// The first child of the broken session's branch page points back to
+	// the page itself.
+	root := versionsRoot(t, path, broken)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := int64(root) * int64(os.Getpagesize())
+	var hdr [16]byte
+	if _, err := f.ReadAt(hdr[:], page); err != nil {
+		t.Fatal(err)
+	}
+	if binary.LittleEndian.Uint16(hdr[8:]) != 0x01 {
+		t.Fatalf("page %d is not a branch page: make the session longer", root)
+	}
+	if _, err := f.WriteAt(binary.LittleEndian.AppendUint64(nil, root), page+16+8); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer st.Close()
+	head, err := st.Head(ctx, mine)
+	if err != nil {
+		t.Fatalf("head of the sound session: %v", err)
+	}
+	if _, err := st.Tree(ctx, mine); err != nil {
+		t.Fatalf("tree of the sound session: %v", err)
+	}
+	if _, err := storage.Commit(ctx, st, head, chatEvent(head, 200)); err != nil {
+		t.Fatalf("a write to the sound session: %v", err)
+	}
+	list, err := st.Sessions(ctx)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("sessions: %v, %d", err, len(list))
+	}
+	if _, err := st.Session(ctx, broken); err != nil {
+		t.Fatalf("the broken session's summary, which its versions do not hold: %v", err)
+	}
+
+	sum := fileSum(t, path)
+	_, err = st.Head(ctx, broken)
+	if !errors.Is(err, storage.ErrCorrupt) || !bytes.Contains([]byte(err.Error()), []byte(path)) {
+		t.Fatalf("head of the broken session: want damage naming the file, got %v", err)
+	}
+	// Damage seen is never written over: not by this store, nor another.
+	if _, err := storage.Commit(ctx, st, head, chatEvent(head, 201)); !errors.Is(err, storage.ErrCorrupt) {
+		t.Fatalf("a write after the damage was seen: %v", err)
+	}
+	other, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Create(ctx, storage.NewSession{}); !errors.Is(err, storage.ErrCorrupt) {
+		t.Fatalf("another store's write after the damage was seen: %v", err)
+	}
+	if fileSum(t, path) != sum {
+		t.Fatal("the damaged file was written to")
+	}
+}
+
+// A writer that did not close its store (killed, or the power went) may
+// have left damage no later operation of its session reads: the next
+// writer checks the whole file first. A writer that closed leaves nothing
+// to check.
+func TestAWholeCheckFollowsACrashedWriter(t *testing.T) {
+	ctx := context.Background()
+	for _, crashed := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "retrace.db")
+		ids := chatSessions(t, path, 3, 4)
+		mine, writer, broken := ids[0], ids[1], ids[2]
+		flipLastByte(t, path, broken, 1) // below every read of the others
+
+		cmd := helperCmd(t, "killed-writer", path, writer)
+		startHolder(t, cmd, "wrote")
+		if crashed {
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+		} else {
+			_ = cmd.Process.Signal(syscall.SIGTERM) // the role closes its store
+		}
+		_ = cmd.Wait()
+
+		st, err := boltstore.Open(path, boltstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = st.Append(ctx, mine, 4, state.Event{Kind: state.UserMessage, At: time.Now(), Messages: []state.Message{{Role: state.RoleUser, Content: "more"}}})
+		st.Close()
+		switch {
+		case crashed && !errors.Is(err, storage.ErrCorrupt):
+			t.Errorf("after a crashed writer: want the whole check to find the damage, got %v", err)
+		case !crashed && err != nil:
+			t.Errorf("after a writer that closed: %v", err)
+		}
+	}
+}
+
+// flipLastByte flips the last byte of a session's version v, with bbolt,
+// below its checksum.
+func flipLastByte(t *testing.T, path, id string, v uint64) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *bolt.Tx) error {
+		vb := tx.Bucket([]byte("sessions")).Bucket([]byte(id)).Bucket([]byte("v"))
+		k := binary.BigEndian.AppendUint64(nil, v)
+		rec := bytes.Clone(vb.Get(k))
+		rec[len(rec)-1] ^= 1
+		return vb.Put(k, rec)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -46,6 +46,7 @@ var commands = []command{
 	{name: "rm", args: "ID", nargs: 1, summary: "delete a session and all its versions", setup: rmCmd},
 	{name: "gc", summary: "remove sessions not updated for a while (--older-than 90d) and abandoned branches (--branches); --dry-run lists what would go", setup: gcCmd},
 	{name: "compact", summary: "rewrite the database without its free pages, giving the space gc freed back to the disk", setup: compactCmd},
+	{name: "verify", summary: "check the whole database file: every page, record and file content (each command checks only what it reads)", setup: verifyCmd},
 	{name: "recover", args: "NEW.db", nargs: 1, summary: "copy every intact session and version of a damaged database (--db) into a new file", setup: recoverCmd},
 	{name: "bench", summary: "measure the store on a simulated long chat in a fresh file", setup: benchCmd},
 	{name: "model-server", summary: "serve retrace's scripted demo model, an OpenAI-compatible endpoint that needs no key", setup: modelServerCmd},

@@ -13,13 +13,20 @@
 // # Caveats
 //
 // bbolt trusts its file. retrace does not: before bbolt opens the file its
-// meta pages and size are checked; before a Store's first operation, and
-// before every full check, every page bbolt could reach is walked, so that
-// no pointer in it leads outside the file or round in a loop; every stored
-// value carries a CRC-32C that is verified on read, and every file content
-// is also hashed against its digest on read; and bbolt's panics (and
-// faults on a truncated mapping) are turned into errors that name the file.
-// A damaged file is never written to.
+// meta pages and size are checked; before bbolt follows a pointer, a walk
+// of ours has checked the page it leads to, so that none leads outside the
+// file or round in a loop; every stored value carries a CRC-32C that is
+// verified on read, and every file content is also hashed against its
+// digest on read; and bbolt's panics (and faults on a truncated mapping,
+// by debug.SetPanicOnFault) are turned into errors that name the file.
+//
+// An operation walks and checks only the part of the file it reads: one
+// session's pages, not the file's (reach.go), so its cost follows the
+// session. The whole file is checked by `retrace verify`, by gc and
+// compact, and before the first write after a writer crashed. Damage found
+// is never written over: whoever finds it marks the file, and no process
+// writes to it until verify passes or another file is put in its place
+// (crash.go).
 //
 // When one of bbolt's two meta pages is damaged, bbolt silently reads the
 // file as of the other's commit, which is one commit back if the damaged

@@ -50,7 +50,6 @@ type Store struct {
 	walkedVersions map[string]bool // a session's versions, by id
 	checkedRecords map[string]bool // a session's records, before its first write
 	reach          *reach          // the operation under way's walk
-	crashChecked   bool            // the file was checked for a crashed writer
 	writerMark     *os.File        // held while this Store may write; see crash.go
 
 	claimMu sync.Mutex

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"retrace/state/transcript"
+	"retrace/storage/boltstore"
+)
+
+// verifyCmd checks the whole database file. Day to day, each operation
+// checks only the part of the file it reads; this reads all of it, every
+// page, record and file content, and is what retrace itself runs before
+// writing to a file a crashed writer left.
+func verifyCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
+	return func(ctx context.Context, c *cli, _ []string) error {
+		path, err := c.dbPath()
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(path); err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+		start := time.Now()
+		rep, err := boltstore.Check(ctx, path)
+		if err != nil {
+			return fmt.Errorf("%w; 'retrace recover NEW.db --db %s' copies every intact session and version into a new file", err, path)
+		}
+		fmt.Fprintf(c.stdout, "%s is sound: %s, %s and %s in %s, checked in %s\n", path,
+			transcript.Count(rep.Sessions, "session"), transcript.Count(rep.Checkpoints, "version"),
+			transcript.Count(rep.Contents, "file content"), transcript.ApproxSize(rep.Bytes), time.Since(start).Round(time.Millisecond))
+		return nil
+	}
+}

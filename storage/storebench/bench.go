@@ -30,6 +30,9 @@ type Result struct {
 	LoadLatestMS      float64 `json:"load_latest_ms"`
 	LoadEarlyMS       float64 `json:"load_early_ms"`
 	HistoryMS         float64 `json:"history_ms"`
+	// Task is one agent task with one tool call (write_file) and an
+	// answer, run in the same file after the chat turns.
+	Task TaskResult `json:"task"`
 }
 
 // Opener opens (creating) a store at a path.
@@ -39,7 +42,8 @@ type Opener func(path string) (storage.Store, error)
 const MessageLen = 300
 
 // Run writes turns chat turns into a fresh store in dir, then measures
-// reading it back from a freshly opened store. progress, if not nil, is
+// reading it back from a freshly opened store, and last what one agent
+// task with a tool call writes into that file. progress, if not nil, is
 // called after each turn.
 func Run(ctx context.Context, dir string, turns int, open Opener, progress func(turn int)) (Result, error) {
 	if turns < 1 {
@@ -103,6 +107,12 @@ func Run(ctx context.Context, dir string, turns int, open Opener, progress func(
 	}
 	if r.HistoryMS, err = timed(func() error { _, err := fresh.Tree(ctx, info.ID); return err }); err != nil {
 		return Result{}, err
+	}
+	if err := fresh.Close(); err != nil {
+		return Result{}, err
+	}
+	if r.Task, err = RunTask(ctx, dir, path, "write_file", open, nil); err != nil {
+		return Result{}, fmt.Errorf("the task with one tool call: %w", err)
 	}
 	return r, nil
 }

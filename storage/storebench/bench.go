@@ -31,8 +31,13 @@ type Result struct {
 	LoadEarlyMS       float64 `json:"load_early_ms"`
 	HistoryMS         float64 `json:"history_ms"`
 	// Task is one agent task with one tool call (write_file) and an
-	// answer, run in the same file after the chat turns.
-	Task TaskResult `json:"task"`
+	// answer, run in the same file after the chat turns. Its figures are
+	// also in the JSON as flat numbers, as every other figure is.
+	Task            TaskResult `json:"-"`
+	TaskCheckpoints int        `json:"task_checkpoints"`
+	TaskWriteBytes  int64      `json:"task_write_bytes"`
+	TaskWChar       int64      `json:"task_wchar"`
+	TaskSysCW       int64      `json:"task_syscw"`
 }
 
 // Opener opens (creating) a store at a path.
@@ -114,6 +119,7 @@ func Run(ctx context.Context, dir string, turns int, open Opener, progress func(
 	if r.Task, err = RunTask(ctx, dir, path, "write_file", open, nil); err != nil {
 		return Result{}, fmt.Errorf("the task with one tool call: %w", err)
 	}
+	r.TaskCheckpoints, r.TaskWriteBytes, r.TaskWChar, r.TaskSysCW = r.Task.Checkpoints, r.Task.WriteBytes, r.Task.WChar, r.Task.SysCW
 	return r, nil
 }
 

@@ -30,6 +30,14 @@ type Result struct {
 	LoadLatestMS      float64 `json:"load_latest_ms"`
 	LoadEarlyMS       float64 `json:"load_early_ms"`
 	HistoryMS         float64 `json:"history_ms"`
+	// Task is one agent task with one tool call (write_file) and an
+	// answer, run in the same file after the chat turns. Its figures are
+	// also in the JSON as flat numbers, as every other figure is.
+	Task            TaskResult `json:"-"`
+	TaskCheckpoints int        `json:"task_checkpoints"`
+	TaskWriteBytes  int64      `json:"task_write_bytes"`
+	TaskWChar       int64      `json:"task_wchar"`
+	TaskSysCW       int64      `json:"task_syscw"`
 }
 
 // Opener opens (creating) a store at a path.
@@ -39,7 +47,8 @@ type Opener func(path string) (storage.Store, error)
 const MessageLen = 300
 
 // Run writes turns chat turns into a fresh store in dir, then measures
-// reading it back from a freshly opened store. progress, if not nil, is
+// reading it back from a freshly opened store, and last what one agent
+// task with a tool call writes into that file. progress, if not nil, is
 // called after each turn.
 func Run(ctx context.Context, dir string, turns int, open Opener, progress func(turn int)) (Result, error) {
 	if turns < 1 {
@@ -104,6 +113,13 @@ func Run(ctx context.Context, dir string, turns int, open Opener, progress func(
 	if r.HistoryMS, err = timed(func() error { _, err := fresh.Tree(ctx, info.ID); return err }); err != nil {
 		return Result{}, err
 	}
+	if err := fresh.Close(); err != nil {
+		return Result{}, err
+	}
+	if r.Task, err = RunTask(ctx, dir, path, "write_file", open, nil); err != nil {
+		return Result{}, fmt.Errorf("the task with one tool call: %w", err)
+	}
+	r.TaskCheckpoints, r.TaskWriteBytes, r.TaskWChar, r.TaskSysCW = r.Task.Checkpoints, r.Task.WriteBytes, r.Task.WChar, r.Task.SysCW
 	return r, nil
 }
 

@@ -158,7 +158,11 @@ func (s *Store) releaseWriterMark() {
 
 // damageMarked is the damage a process found in this very file, if any.
 func (s *Store) damageMarked() error {
-	b, err := os.ReadFile(filepath.Join(s.locks, damagedMarkName))
+	mark := filepath.Join(s.locks, damagedMarkName)
+	if _, err := os.Lstat(mark); err != nil {
+		return nil // the usual case, told without opening anything
+	}
+	b, err := os.ReadFile(mark)
 	if err != nil {
 		return nil // no mark (or none readable: there is nothing to go by)
 	}

@@ -24,6 +24,11 @@ func checkFile(path string) (meta, error) {
 		return meta{}, err
 	}
 	defer f.Close()
+	return checkOpenFile(f, path)
+}
+
+// checkOpenFile is checkFile on a file opened already.
+func checkOpenFile(f *os.File, path string) (meta, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return meta{}, err

@@ -17,8 +17,8 @@ import (
 //   - every operation: the meta page, the freelist, the root bucket's own
 //     pages and the schema bucket;
 //   - one session: the way down the sessions bucket to it, its bucket's own
-//     pages and, when the operation reads or writes its versions, all of
-//     them;
+//     pages and, when the operation reads or writes its versions, every
+//     page under it;
 //   - a list of sessions: the sessions bucket's pages and each session's
 //     own pages (not their versions);
 //   - a file content: the way down the contents bucket to its key (guardBlob,
@@ -91,12 +91,13 @@ func (s *Store) walkScope(sc scope) error {
 		s.wholeWalked = true
 		return nil
 	}
-	m, err := checkFile(s.path)
+	f, err := os.Open(s.path)
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(s.path)
+	m, err := checkOpenFile(f, s.path)
 	if err != nil {
+		f.Close()
 		return err
 	}
 	r := &reach{f: f, w: newPageWalker(f, s.path, m)}
@@ -164,20 +165,16 @@ func (r *reach) walk(s *Store, sc scope, m meta) error {
 	if one == nil || sc.list {
 		return nil // no such session: bbolt finds none either
 	}
-	inside := map[string]bucketRef{}
-	if err := w.bucket(*one, 2, collect(inside)); err != nil {
-		return err
-	}
-	if !sc.versions || (s.walkedVersions[sc.session] && !sc.siblings) {
-		return nil
-	}
-	if v, ok := inside[string(versionsBucket)]; ok {
-		if err := w.bucket(v, 3, w.deep); err != nil {
+	if sc.versions && (!s.walkedVersions[sc.session] || sc.siblings) {
+		// Everything the session holds: its versions, and whatever else
+		// it keeps beside them.
+		if err := w.bucket(*one, 2, w.deep); err != nil {
 			return err
 		}
+		s.walkedVersions[sc.session] = true
+		return nil
 	}
-	s.walkedVersions[sc.session] = true
-	return nil
+	return w.bucket(*one, 2, ignore)
 }
 
 // collect is a childFunc that keeps each bucket's place by its key, and

@@ -20,6 +20,9 @@ import (
 
 // Result is one run's figures. Times are milliseconds.
 type Result struct {
+	// Session is the chat's id; the file also holds the measured task's
+	// session.
+	Session           string  `json:"-"`
 	Turns             int     `json:"turns"`
 	Checkpoints       int     `json:"checkpoints"`
 	TotalMS           float64 `json:"total_ms"`
@@ -65,7 +68,7 @@ func Run(ctx context.Context, dir string, turns int, open Opener, progress func(
 		return Result{}, err
 	}
 
-	r := Result{Turns: turns}
+	r := Result{Turns: turns, Session: info.ID}
 	rng := rand.New(rand.NewPCG(uint64(turns), 1))
 	perTurn := make([]time.Duration, turns)
 	cur := storage.NewCursor(st, state.New(info.ID))

@@ -173,16 +173,19 @@ func buildYear(ctx context.Context, c *cli, big, alone string, f yearFlags) (yea
 }
 
 // rollbackTarget is the version rollback moves the measured session to:
-// the end of a task about half way, at rest like the head.
+// the end of the task nearest half way, at rest like the head (0, the
+// empty session, when the session is one task).
 func rollbackTarget(ex storage.Export) int {
-	to := 0
+	half, to := ex.Session.Head/2, 0
 	for _, r := range ex.Checkpoints {
-		if r.Version <= ex.Session.Head/2 && !r.Phase.Active() {
+		if r.Version < ex.Session.Head && !r.Phase.Active() && abs(r.Version-half) < abs(to-half) {
 			to = r.Version
 		}
 	}
 	return to
 }
+
+func abs(n int) int { return max(n, -n) }
 
 // yearOpNames are the operations measured on the session, in the order
 // yearMeasure.all returns them.
@@ -560,7 +563,7 @@ func printYear(out io.Writer, r yearResult) {
 	if !g.Identical {
 		verdict = "NOT identical: " + strings.Join(g.Problems, "; ")
 	}
-	fmt.Fprintf(out, "show --json of the %d remaining sessions before and after: %s\n", g.Remaining, verdict)
+	fmt.Fprintf(out, "show --json of the %s before and after: %s\n", transcript.Count(g.Remaining, "remaining session"), verdict)
 	fmt.Fprintf(out, "built in %.1f s\n", r.BuildMS/1000)
 }
 

@@ -27,7 +27,8 @@ import (
 // command line reaches, so it is no command a person sees. It takes over
 // in init, before main parses anything.
 const (
-	benchChildEnv     = "RETRACE_BENCH_CHILD" // the mode: "resume"
+	benchChildEnv     = "RETRACE_BENCH_CHILD" // the mode: "resume", or "cli" for a command line
+	benchChildPeak    = "RETRACE_BENCH_PEAK"  // a file the child writes its peak memory to, in KiB
 	benchChildDB      = "RETRACE_BENCH_DB"
 	benchChildSession = "RETRACE_BENCH_SESSION"
 	benchChildWS      = "RETRACE_BENCH_WORKSPACE"
@@ -39,21 +40,53 @@ const (
 const benchProbe = "year-of-use probe: is the build still failing?"
 
 func init() {
-	if os.Getenv(benchChildEnv) == "" {
+	mode := os.Getenv(benchChildEnv)
+	if mode == "" {
 		return
 	}
-	err := fmt.Errorf("unknown %s mode %q", benchChildEnv, os.Getenv(benchChildEnv))
-	if os.Getenv(benchChildEnv) == "resume" {
-		var r resumeFigures
-		if r, err = benchResume(os.Getenv(benchChildDB), os.Getenv(benchChildSession), os.Getenv(benchChildWS), os.Getenv(benchChildConfig)); err == nil {
+	code := exitOK
+	switch mode {
+	case "cli":
+		code = run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	case "resume":
+		r, err := benchResume(os.Getenv(benchChildDB), os.Getenv(benchChildSession), os.Getenv(benchChildWS), os.Getenv(benchChildConfig))
+		if err == nil {
 			err = json.NewEncoder(os.Stdout).Encode(r)
 		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "retrace bench child: %v\n", err)
+			code = exitError
+		}
+	default:
+		fmt.Fprintf(os.Stderr, "retrace bench child: unknown %s mode %q\n", benchChildEnv, mode)
+		code = exitError
 	}
-	if err != nil {
+	if err := writePeak(os.Getenv(benchChildPeak)); err != nil {
 		fmt.Fprintf(os.Stderr, "retrace bench child: %v\n", err)
-		os.Exit(exitError)
+		code = exitError
 	}
-	os.Exit(exitOK)
+	os.Exit(code)
+}
+
+// writePeak writes this process's peak resident memory, in KiB, to path.
+// It is read from the process's own memory map (VmHWM), not from the
+// rusage the parent gets: Go starts a child in the parent's address
+// space (vfork), and Linux counts the parent's peak as the child's
+// ru_maxrss, so every child would seem to use what the benchmark did.
+func writePeak(path string) error {
+	if path == "" {
+		return nil
+	}
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return fmt.Errorf("peak memory: %w", err)
+	}
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return os.WriteFile(path, []byte(strings.TrimSuffix(strings.TrimSpace(v), " kB")), 0o600)
+		}
+	}
+	return errors.New("peak memory: /proc/self/status has no VmHWM")
 }
 
 // resumeFigures are what the resume child measured, in milliseconds.

@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -271,26 +270,36 @@ type benchRun struct {
 	stdout []byte
 }
 
-// child runs this retrace with args and extra environment, and returns
-// its wall time and peak memory. A child that fails is an error quoting
-// what it said.
+// child runs this retrace with extra environment (a command line, args,
+// unless env names another mode) and returns its wall time and the peak
+// memory it reported. A child that fails is an error quoting what it
+// said.
 func (m yearMeasure) child(ctx context.Context, env []string, args ...string) (benchRun, error) {
+	if len(env) == 0 {
+		env = []string{benchChildEnv + "=cli"}
+	}
+	peak := filepath.Join(m.dir, "peak")
+	os.Remove(peak)
 	cmd := exec.CommandContext(ctx, m.exe, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(os.Environ(), append(env, benchChildPeak+"="+peak)...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	t0 := time.Now()
 	err := cmd.Run()
 	r := benchRun{ms: benchMS(time.Since(t0)), stdout: out.Bytes()}
+	what := strings.Join(args, " ")
+	if len(args) == 0 {
+		what = env[0]
+	}
 	if err != nil {
-		what := strings.Join(args, " ")
-		if len(env) > 0 {
-			what = env[0]
-		}
 		return r, fmt.Errorf("bench: retrace %s: %v: %s", what, err, strings.TrimSpace(errOut.String()))
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.rssKB = ru.Maxrss // kilobytes on Linux
+	kb, err := os.ReadFile(peak)
+	if err == nil {
+		r.rssKB, err = strconv.ParseInt(string(kb), 10, 64)
+	}
+	if err != nil {
+		return r, fmt.Errorf("bench: retrace %s: its peak memory: %w", what, err)
 	}
 	return r, nil
 }

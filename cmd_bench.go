@@ -16,18 +16,27 @@ import (
 )
 
 func benchCmd(fset *flag.FlagSet) func(context.Context, *cli, []string) error {
-	turns := fset.Int("turns", 1000, "chat turns to simulate (a user message and a reply of 300 characters each)")
+	turns := fset.Int("turns", 1000, "chat turns to simulate (a user message and a reply of 300 characters each); with --sessions, checkpoints per session")
 	asJSON := fset.Bool("json", false, "print one JSON line")
+	sessions := fset.Int("sessions", 0, "build a file of `N` sessions of --turns checkpoints each and measure one of them against the same session alone (a year of use); with --db the file is kept, after gc and compact")
+	runs := fset.Int("runs", 5, "with --sessions, the runs each figure is the median of, each in a fresh process")
 	fset.Lookup("db").Usage = "write the benchmark database here and keep it (it must not exist yet); default a temporary file, removed after"
 	return func(ctx context.Context, c *cli, _ []string) error {
 		if *turns < 1 {
 			return usagef("--turns must be at least 1, got %d", *turns)
+		}
+		year, err := yearMode(fset, *sessions, *turns, *runs, *asJSON)
+		if err != nil {
+			return err
 		}
 		dir, cleanup, err := benchDir(c.db)
 		if err != nil {
 			return err
 		}
 		defer cleanup()
+		if year != nil {
+			return runYear(ctx, c, dir, *year)
+		}
 		open := func(path string) (storage.Store, error) { return boltstore.Open(path, boltstore.Options{}) }
 		r, err := storebench.Run(ctx, dir, *turns, open, nil)
 		if err != nil {

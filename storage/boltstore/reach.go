@@ -1,8 +1,10 @@
 package boltstore
 
 import (
-	"bytes"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 )
 
 // An operation's cost follows the session it works on, not the file.
@@ -138,13 +140,16 @@ func (r *reach) walk(s *Store, sc scope, m meta) error {
 			return err
 		}
 		if sc.list {
-			for id, b := range ids {
-				if bytes.HasPrefix([]byte(id), sc.prefix) {
-					if err := w.bucket(b, 2, ignore); err != nil {
+			// In the order of the file, so that damage in two sessions
+			// is told the same way every time.
+			for _, id := range slices.Sorted(maps.Keys(ids)) {
+				if strings.HasPrefix(id, string(sc.prefix)) {
+					if err := w.bucket(ids[id], 2, ignore); err != nil {
 						return err
 					}
 				}
 			}
+			return nil
 		}
 		if b, ok := ids[sc.session]; ok && sc.session != "" {
 			one = &b
@@ -162,7 +167,7 @@ func (r *reach) walk(s *Store, sc scope, m meta) error {
 			one = &b
 		}
 	}
-	if one == nil || sc.list {
+	if one == nil {
 		return nil // no such session: bbolt finds none either
 	}
 	if sc.versions && (!s.walkedVersions[sc.session] || sc.siblings) {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"retrace/agent/session"
 	"retrace/agent/tools"
@@ -126,8 +125,8 @@ func benchResume(db, id, wsDir, config string) (resumeFigures, error) {
 		return r, err
 	}
 	m := tui.New(tuiDriver{ctrl: ctrl}, tui.Options{Palette: themes.Default()})
-	p := &benchPump{m: m, msgs: make(chan tea.Msg, 64), stop: make(chan struct{})}
-	defer close(p.stop)
+	p := newPump(m)
+	defer p.close()
 	p.handle(tea.WindowSizeMsg{Width: 120, Height: 40})
 	if strings.Contains(p.screen(), benchProbe) {
 		return r, errors.New("the session shows the probe message before it was sent")
@@ -140,66 +139,12 @@ func benchResume(db, id, wsDir, config string) (resumeFigures, error) {
 		p.handle(tea.KeyPressMsg(tea.Key{Code: c, Text: string(c)}))
 	}
 	p.handle(tea.KeyPressMsg(tea.Key{Code: tea.KeyEnter}))
-	if err := p.until(func(s string) bool { return strings.Contains(s, benchProbe) }); err != nil {
-		return r, err
+	if s, ok := p.waitFor(time.Minute, func(s string) bool { return strings.Contains(s, benchProbe) }); !ok {
+		return r, fmt.Errorf("the message sent never showed; the screen:\n%s", s)
 	}
 	r.FirstMessageMS = benchMS(time.Since(t1))
 	ctrl.Cancel()
 	return r, ctrl.Close()
-}
-
-// benchPump is the program's event loop, run by hand: Update and View on
-// this goroutine, every command on one of its own.
-type benchPump struct {
-	m    *tui.Model
-	msgs chan tea.Msg
-	stop chan struct{}
-}
-
-func (p *benchPump) do(cmd tea.Cmd) {
-	if cmd == nil {
-		return
-	}
-	go func() {
-		if msg := cmd(); msg != nil {
-			select {
-			case p.msgs <- msg:
-			case <-p.stop:
-			}
-		}
-	}()
-}
-
-func (p *benchPump) handle(msg tea.Msg) {
-	if batch, ok := msg.(tea.BatchMsg); ok {
-		for _, c := range batch {
-			p.do(c)
-		}
-		return
-	}
-	_, cmd := p.m.Update(msg)
-	p.do(cmd)
-}
-
-func (p *benchPump) screen() string { return ansi.Strip(p.m.View().Content) }
-
-// until handles messages until cond holds for a frame; a minute without
-// it is an error showing the screen.
-func (p *benchPump) until(cond func(screen string) bool) error {
-	deadline := time.NewTimer(time.Minute)
-	defer deadline.Stop()
-	for {
-		s := p.screen()
-		if cond(s) {
-			return nil
-		}
-		select {
-		case msg := <-p.msgs:
-			p.handle(msg)
-		case <-deadline.C:
-			return fmt.Errorf("the message sent never showed; the screen:\n%s", s)
-		}
-	}
 }
 
 func benchMS(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

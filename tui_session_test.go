@@ -12,7 +12,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"retrace/agent/llmserver"
 	"retrace/agent/llmtest"
@@ -120,17 +119,30 @@ func (r *tuiRig) head(id string) state.State {
 	return s
 }
 
-// screenPump is the program's event loop, run by the test: Update and
-// View only on the test's goroutine, every command on a goroutine of its
-// own.
+// screenPump is the pump a test drives: it fails the test when a wait
+// runs out, and keeps the notices.
 type screenPump struct {
-	t    *testing.T
-	m    *tui.Model
-	msgs chan tea.Msg
-	stop chan struct{}
+	*pump
+	t *testing.T
 	// notices are the NoticeMsgs commands returned, in the order handled
 	// (the driver's own reports come wrapped, unseen here).
 	notices []string
+}
+
+// newScreenPump starts the interface m at width×height, its pump stopped
+// when the test ends (before the controller closes, which ends the
+// listening).
+func newScreenPump(t *testing.T, m *tui.Model, width, height int) *screenPump {
+	p := &screenPump{pump: newPump(m), t: t}
+	p.seen = func(msg tea.Msg) {
+		if n, ok := msg.(tui.NoticeMsg); ok {
+			p.notices = append(p.notices, n.Text)
+		}
+	}
+	t.Cleanup(p.close)
+	p.handle(tea.WindowSizeMsg{Width: width, Height: height})
+	p.do(m.Init())
+	return p
 }
 
 // open builds the interface over the rig's controller, as runTUI does,
@@ -138,43 +150,7 @@ type screenPump struct {
 func (r *tuiRig) open(ctrl *session.Controller, width, height int) *screenPump {
 	r.t.Helper()
 	m := tui.New(tuiDriver{ctrl: ctrl}, tui.Options{Palette: themes.Default(), Now: func() time.Time { return time.Unix(0, 0) }})
-	p := &screenPump{t: r.t, m: m, msgs: make(chan tea.Msg, 64), stop: make(chan struct{})}
-	r.t.Cleanup(func() { close(p.stop) }) // before the controller closes, which ends the listening
-	p.handle(tea.WindowSizeMsg{Width: width, Height: height})
-	p.do(m.Init())
-	return p
-}
-
-// do runs a command as the program would: on its own goroutine, its
-// message handed back to the loop.
-func (p *screenPump) do(cmd tea.Cmd) {
-	if cmd == nil {
-		return
-	}
-	go func() {
-		msg := cmd()
-		if msg == nil {
-			return
-		}
-		select {
-		case p.msgs <- msg:
-		case <-p.stop:
-		}
-	}()
-}
-
-func (p *screenPump) handle(msg tea.Msg) {
-	switch msg := msg.(type) {
-	case tea.BatchMsg:
-		for _, c := range msg {
-			p.do(c)
-		}
-		return
-	case tui.NoticeMsg:
-		p.notices = append(p.notices, msg.Text)
-	}
-	_, cmd := p.m.Update(msg)
-	p.do(cmd)
+	return newScreenPump(r.t, m, width, height)
 }
 
 // patience is how long a wait may take before the test fails: long, so a
@@ -186,20 +162,11 @@ const patience = 60 * time.Second
 // test, showing the screen, after patience.
 func (p *screenPump) until(what string, cond func(screen string) bool) string {
 	p.t.Helper()
-	deadline := time.NewTimer(patience)
-	defer deadline.Stop()
-	for {
-		s := p.screen()
-		if cond(s) {
-			return s
-		}
-		select {
-		case msg := <-p.msgs:
-			p.handle(msg)
-		case <-deadline.C:
-			p.t.Fatalf("waited %s for %s; the screen:\n%s", patience, what, s)
-		}
+	s, ok := p.waitFor(patience, cond)
+	if !ok {
+		p.t.Fatalf("waited %s for %s; the screen:\n%s", patience, what, s)
 	}
+	return s
 }
 
 // untilShown waits for every text to be on the screen.
@@ -221,8 +188,6 @@ func (p *screenPump) untilResting() string {
 	p.t.Helper()
 	return p.until("the status line's resting hint", func(s string) bool { return strings.Contains(lastLine(s), "^S sessions") })
 }
-
-func (p *screenPump) screen() string { return ansi.Strip(p.m.View().Content) }
 
 // press sends key presses by name: "enter", "ctrl+r", "down", or a
 // single character.

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-
 	"retrace/agent/llmserver"
 	"retrace/storage"
 	"retrace/themes"
@@ -17,11 +15,7 @@ import (
 func (r *tuiRig) openWith(start tui.Start, width, height int) *screenPump {
 	r.t.Helper()
 	m := tui.New(tuiDriver{ctrl: r.ctrl}, tui.Options{Palette: themes.Default(), Now: func() time.Time { return time.Unix(0, 0) }, Start: start})
-	p := &screenPump{t: r.t, m: m, msgs: make(chan tea.Msg, 64), stop: make(chan struct{})}
-	r.t.Cleanup(func() { close(p.stop) })
-	p.handle(tea.WindowSizeMsg{Width: width, Height: height})
-	p.do(m.Init())
-	return p
+	return newScreenPump(r.t, m, width, height)
 }
 
 // A new session opens on the welcome, which names the workspace the

@@ -174,33 +174,40 @@ func (s *Store) keepBlobs(tx *bolt.Tx, ev state.Event, blobs []state.Blob, recor
 	if err != nil {
 		return err
 	}
-	var guardErr error
+	if err := s.guardBlobs(ev, blobs); err != nil {
+		return err
+	}
 	held := func(d string) bool {
 		k, ok := blobKey(d)
-		if !ok {
-			return false
-		}
-		if err := s.guardBlob(k); err != nil {
-			guardErr = err
-			return false
-		}
-		return bucket.Get(k) != nil
+		return ok && bucket.Get(k) != nil
 	}
-	if err := storage.CheckReferences(ev, blobs, held); guardErr != nil {
-		return guardErr
-	} else if err != nil {
+	if err := storage.CheckReferences(ev, blobs, held); err != nil {
 		return err
 	}
 	for i, b := range blobs {
 		k, _ := blobKey(b.Digest) // CheckBlobs passed: a valid digest
-		if err := s.guardBlob(k); err != nil {
-			return err
-		}
 		if bucket.Get(k) != nil {
 			continue // content-addressed: what is there is the same
 		}
 		if err := bucket.Put(k, records[i]); err != nil {
 			return fmt.Errorf("keep file content %s: %w", b.Digest, err)
+		}
+	}
+	return nil
+}
+
+// guardBlobs walks the way to every content ev refers to or carries (see
+// guardBlob), before keepBlobs looks any of them up.
+func (s *Store) guardBlobs(ev state.Event, blobs []state.Blob) error {
+	digests := ev.BlobDigests()
+	for _, b := range blobs {
+		digests = append(digests, b.Digest)
+	}
+	for _, d := range digests {
+		if k, ok := blobKey(d); ok {
+			if err := s.guardBlob(k); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -24,15 +24,15 @@ func checkFile(path string) (meta, error) {
 		return meta{}, err
 	}
 	defer f.Close()
-	return checkOpenFile(f, path)
-}
-
-// checkOpenFile is checkFile on a file opened already.
-func checkOpenFile(f *os.File, path string) (meta, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return meta{}, err
 	}
+	return checkOpenFile(f, fi, path)
+}
+
+// checkOpenFile is checkFile on a file opened already, fi its Stat.
+func checkOpenFile(f *os.File, fi os.FileInfo, path string) (meta, error) {
 	if !fi.Mode().IsRegular() {
 		return meta{}, fmt.Errorf("%s is not a regular file", path)
 	}

@@ -68,11 +68,23 @@ func (r *reach) close() {
 }
 
 // walkScope walks what sc reads, and keeps the walk for guardBlob. The
-// caller holds the file lock; checkFile has passed or is run here.
-func (s *Store) walkScope(sc scope) error {
+// caller holds the file lock. The file's meta pages are checked here
+// (checkFile), for every operation; with write set the freelist is walked
+// too, which bbolt reads only when it opens the file to write.
+func (s *Store) walkScope(sc scope, write bool) error {
 	s.reach.close()
 	s.reach = nil
-	fi, err := os.Stat(s.path)
+	f, err := os.Open(s.path)
+	if err != nil {
+		return err
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			f.Close()
+		}
+	}()
+	fi, err := f.Stat()
 	if err != nil {
 		return err
 	}
@@ -82,8 +94,8 @@ func (s *Store) walkScope(sc scope) error {
 		clear(s.walkedVersions)
 		clear(s.checkedRecords)
 	}
-	if s.wholeWalked {
-		_, err := checkFile(s.path)
+	m, err := checkOpenFile(f, fi, s.path)
+	if err != nil || s.wholeWalked {
 		return err
 	}
 	if sc.whole {
@@ -93,29 +105,21 @@ func (s *Store) walkScope(sc scope) error {
 		s.wholeWalked = true
 		return nil
 	}
-	f, err := os.Open(s.path)
-	if err != nil {
-		return err
-	}
-	m, err := checkOpenFile(f, s.path)
-	if err != nil {
-		f.Close()
-		return err
-	}
 	r := &reach{f: f, w: newPageWalker(f, s.path, m)}
+	if write {
+		if err := r.w.freelist(m.freelist); err != nil {
+			return err
+		}
+	}
 	if err := r.walk(s, sc, m); err != nil {
-		f.Close()
 		return err
 	}
-	s.reach = r
+	s.reach, keep = r, true
 	return nil
 }
 
 func (r *reach) walk(s *Store, sc scope, m meta) error {
 	w := r.w
-	if err := w.freelist(m.freelist); err != nil {
-		return err
-	}
 	top := map[string]bucketRef{}
 	if err := w.bucket(bucketRef{root: m.root}, 0, collect(top)); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"retrace/state"
 	"retrace/storage"
 	"retrace/storage/boltstore"
+	"retrace/storage/storetest"
 )
 
 // chatSessions writes sessions of n chat checkpoints each and returns
@@ -193,5 +195,69 @@ func flipLastByte(t *testing.T, path, id string, v uint64) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A file content's lookup walks the way to its key first: a loop in the
+// contents bucket, which would send bbolt down forever, is an error for
+// the lookups that cross it, and no other operation reads it.
+func TestContentLookupsWalkTheirWay(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "retrace.db")
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := storetest.ScriptedExport("0123456789abcdef", 2000, 7)
+	if _, err := st.Import(ctx, ex); err != nil {
+		t.Fatal(err)
+	}
+	mine := chatSessions(t, path, 1, 4)[0]
+	st.Close()
+
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root uint64
+	_ = db.View(func(tx *bolt.Tx) error {
+		root = uint64(tx.Bucket([]byte("blobs")).Root())
+		return nil
+	})
+	db.Close()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := int64(root) * int64(os.Getpagesize())
+	var hdr [16]byte
+	if _, err := f.ReadAt(hdr[:], page); err != nil {
+		t.Fatal(err)
+	}
+	if root == 0 || binary.LittleEndian.Uint16(hdr[8:]) != 0x01 {
+		t.Fatalf("the contents bucket's root, page %d, is not a branch page: give the export more contents", root)
+	}
+	// Every child of the root points back to the root.
+	for i := range int64(binary.LittleEndian.Uint16(hdr[10:])) {
+		if _, err := f.WriteAt(binary.LittleEndian.AppendUint64(nil, root), page+16+i*16+8); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+
+	st, err = boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Head(ctx, mine); err != nil {
+		t.Fatalf("a session with no file contents: %v", err)
+	}
+	for d := range ex.Blobs {
+		_, err := st.Blob(ctx, d)
+		if !errors.Is(err, storage.ErrCorrupt) || !strings.Contains(err.Error(), "points back to itself") {
+			t.Fatalf("a content behind the loop: want damage, got %v", err)
+		}
+		break
 	}
 }

@@ -109,7 +109,7 @@ func (s *Store) withFile(ctx context.Context, write bool, sc scope, fn func(*bol
 	s.walked = false // the file may have changed since the last operation
 	// bbolt reads no page before a walk of ours has checked it: the scope's
 	// pages, which always include the root and the schema.
-	err = s.walkScope(sc)
+	err = s.walkScope(sc, write)
 	defer func() {
 		s.reach.close()
 		s.reach = nil

@@ -59,9 +59,9 @@ func benchCmd(fset *flag.FlagSet) func(context.Context, *cli, []string) error {
 		fmt.Fprintf(w, "load head\t%.2f ms\t(fresh store)\n", r.LoadLatestMS)
 		fmt.Fprintf(w, "load v2\t%.2f ms\t\n", r.LoadEarlyMS)
 		fmt.Fprintf(w, "version tree\t%.2f ms\t\n", r.HistoryMS)
-		fmt.Fprintf(w, "task, 1 tool call\t%d checkpoints\t(%s, then the answer)\n", r.Task.Checkpoints, r.Task.Tool)
-		fmt.Fprintf(w, "  file pages dirtied\t%d bytes\t(%d per checkpoint; /proc/self/io write_bytes)\n", r.Task.WriteBytes, r.Task.WriteBytes/int64(max(1, r.Task.Checkpoints)))
-		fmt.Fprintf(w, "  written, all calls\t%d bytes\t(%d write calls, the model's loopback traffic included)\n", r.Task.WChar, r.Task.SysCW)
+		fmt.Fprintf(w, "task, 1 tool call\t%d checkpoints\t(%s, then the answer)\n", r.TaskCheckpoints, storebench.TaskTool)
+		fmt.Fprintf(w, "  file pages dirtied\t%d bytes\t(%d per checkpoint; /proc/self/io write_bytes)\n", r.TaskWriteBytes, r.TaskWriteBytes/int64(max(1, r.TaskCheckpoints)))
+		fmt.Fprintf(w, "  written, all calls\t%d bytes\t(%d write calls, the model's loopback traffic included)\n", r.TaskWChar, r.TaskSysCW)
 		return w.Flush()
 	}
 }

@@ -33,15 +33,17 @@ type Result struct {
 	LoadLatestMS      float64 `json:"load_latest_ms"`
 	LoadEarlyMS       float64 `json:"load_early_ms"`
 	HistoryMS         float64 `json:"history_ms"`
-	// Task is one agent task with one tool call (write_file) and an
-	// answer, run in the same file after the chat turns. Its figures are
-	// also in the JSON as flat numbers, as every other figure is.
-	Task            TaskResult `json:"-"`
-	TaskCheckpoints int        `json:"task_checkpoints"`
-	TaskWriteBytes  int64      `json:"task_write_bytes"`
-	TaskWChar       int64      `json:"task_wchar"`
-	TaskSysCW       int64      `json:"task_syscw"`
+	// The task's figures: one agent task with one tool call (TaskTool)
+	// and an answer, run in the same file after the chat turns (see
+	// TaskResult for what each counts).
+	TaskCheckpoints int   `json:"task_checkpoints"`
+	TaskWriteBytes  int64 `json:"task_write_bytes"`
+	TaskWChar       int64 `json:"task_wchar"`
+	TaskSysCW       int64 `json:"task_syscw"`
 }
+
+// TaskTool is the tool of the task Run measures after the chat.
+const TaskTool = "write_file"
 
 // Opener opens (creating) a store at a path.
 type Opener func(path string) (storage.Store, error)
@@ -119,10 +121,11 @@ func Run(ctx context.Context, dir string, turns int, open Opener, progress func(
 	if err := fresh.Close(); err != nil {
 		return Result{}, err
 	}
-	if r.Task, err = RunTask(ctx, dir, path, "write_file", open, nil); err != nil {
+	task, err := RunTask(ctx, dir, path, TaskTool, open, nil)
+	if err != nil {
 		return Result{}, fmt.Errorf("the task with one tool call: %w", err)
 	}
-	r.TaskCheckpoints, r.TaskWriteBytes, r.TaskWChar, r.TaskSysCW = r.Task.Checkpoints, r.Task.WriteBytes, r.Task.WChar, r.Task.SysCW
+	r.TaskCheckpoints, r.TaskWriteBytes, r.TaskWChar, r.TaskSysCW = task.Checkpoints, task.WriteBytes, task.WChar, task.SysCW
 	return r, nil
 }
 

@@ -137,22 +137,10 @@ func helperCmd(t *testing.T, role, path, id string, extra ...string) *exec.Cmd {
 	return cmd
 }
 
+// newSessions writes n empty sessions and returns their ids.
 func newSessions(t *testing.T, path string, n int) []string {
 	t.Helper()
-	st, err := boltstore.Open(path, boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	var ids []string
-	for i := range n {
-		info, err := st.Create(context.Background(), storage.NewSession{Title: fmt.Sprint("session ", i)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, info.ID)
-	}
-	return ids
+	return chatSessions(t, path, n, 0)
 }
 
 // Two processes writing different sessions of one file both get all their

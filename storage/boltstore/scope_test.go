@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,8 +21,8 @@ import (
 	"retrace/storage/storetest"
 )
 
-// chatSessions writes sessions of n chat checkpoints each and returns
-// their ids.
+// chatSessions writes sessions of n chat checkpoints each, titled
+// "session 0", "session 1" ..., and returns their ids.
 func chatSessions(t *testing.T, path string, sessions, n int) []string {
 	t.Helper()
 	ctx := context.Background()
@@ -31,8 +32,8 @@ func chatSessions(t *testing.T, path string, sessions, n int) []string {
 	}
 	defer st.Close()
 	var ids []string
-	for range sessions {
-		info, err := st.Create(ctx, storage.NewSession{Title: "chat"})
+	for i := range sessions {
+		info, err := st.Create(ctx, storage.NewSession{Title: fmt.Sprint("session ", i)})
 		if err != nil {
 			t.Fatal(err)
 		}

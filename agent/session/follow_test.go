@@ -23,18 +23,25 @@ func isFollowedAt(v int) func(session.Event) bool {
 
 func isWriterGone(ev session.Event) bool { _, ok := ev.(session.WriterGone); return ok }
 
+// writtenOnce is a rig whose controller writes a session with one turn
+// ("first", "First."), left open: the writer a reader follows.
+func writtenOnce(t *testing.T) (*rig, string) {
+	t.Helper()
+	r := newRig(t)
+	if err := r.ctrl.Create(storage.NewSession{}); err != nil {
+		t.Fatal(err)
+	}
+	r.turn(r.ctrl, "first", "First.")
+	return r, r.ctrl.Info().Session.ID
+}
+
 // A read-only session follows its writer, in another store on the same
 // file as another process would be: each checkpoint and a rollback
 // arrive as Followed, with the session's info. Taking it over is refused
 // while the writer holds it; once the writer lets go, WriterGone says so
 // and TakeOver makes the reader the writer.
 func TestReadOnlyFollowsAndTakesOver(t *testing.T) {
-	r := newRig(t)
-	if err := r.ctrl.Create(storage.NewSession{}); err != nil {
-		t.Fatal(err)
-	}
-	r.turn(r.ctrl, "first", "First.")
-	id := r.ctrl.Info().Session.ID
+	r, id := writtenOnce(t)
 	look := r.controller(openStore(t, r.db), session.Config{ReadOnlyWhenBusy: true, Follow: time.Millisecond})
 	if err := look.Open(id); err != nil || !look.Info().ReadOnly {
 		t.Fatalf("open: read-only %v, %v", look.Info().ReadOnly, err)
@@ -79,12 +86,7 @@ func TestReadOnlyFollowsAndTakesOver(t *testing.T) {
 // the first's writer keeps then is not reported, and a second writer
 // gone is never said of a session no longer open.
 func TestFollowingStopsWithTheSession(t *testing.T) {
-	r := newRig(t)
-	if err := r.ctrl.Create(storage.NewSession{}); err != nil {
-		t.Fatal(err)
-	}
-	r.turn(r.ctrl, "first", "First.")
-	id := r.ctrl.Info().Session.ID
+	r, id := writtenOnce(t)
 	look := r.controller(openStore(t, r.db), session.Config{ReadOnlyWhenBusy: true, Follow: time.Millisecond})
 	if err := look.Open(id); err != nil {
 		t.Fatal(err)
@@ -134,12 +136,7 @@ func (h *holdCounter) Holder(id string) (int, bool) {
 // the claim: asking takes the claim itself for a moment, twice a second,
 // in a file another process may be opening.
 func TestFollowerStopsAskingOnceTheWriterIsGone(t *testing.T) {
-	r := newRig(t)
-	if err := r.ctrl.Create(storage.NewSession{}); err != nil {
-		t.Fatal(err)
-	}
-	r.turn(r.ctrl, "first", "First.")
-	id := r.ctrl.Info().Session.ID
+	r, id := writtenOnce(t)
 	counting := &holdCounter{Store: openStore(t, r.db)}
 	look := r.controller(counting, session.Config{ReadOnlyWhenBusy: true, Follow: time.Millisecond})
 	if err := look.Open(id); err != nil || !look.Info().ReadOnly {

@@ -115,16 +115,12 @@ func benchYear(ctx context.Context, c *cli, dir string, f yearFlags) (yearResult
 		return r, err
 	}
 	m := yearMeasure{exe: exe, dir: dir, runs: f.runs, id: r.Session, head: r.Head, to: r.RollbackTo, stderr: c.stderr}
-	byFile := map[string][]yearFigure{}
-	for _, file := range []string{alone, big} {
-		figs, err := m.all(ctx, file)
-		if err != nil {
-			return r, err
-		}
-		byFile[file] = figs
+	figs, err := m.all(ctx, alone, big)
+	if err != nil {
+		return r, err
 	}
 	for i, name := range yearOpNames {
-		a, b := byFile[alone][i], byFile[big][i]
+		a, b := figs[alone][i], figs[big][i]
 		r.Operations = append(r.Operations, yearOp{Name: name, Alone: a, Big: b, Ratio: ratio(b.MS, a.MS)})
 	}
 	fmt.Fprintf(c.stderr, "bench: gc --dry-run, gc and compact on the %d-session file\n", f.sessions)
@@ -199,35 +195,12 @@ type yearMeasure struct {
 	stderr   io.Writer
 }
 
-// all measures every operation in file, each its runs times, and returns
-// the figures in yearOpNames' order.
-func (m yearMeasure) all(ctx context.Context, file string) ([]yearFigure, error) {
-	fmt.Fprintf(m.stderr, "bench: measuring session %s in %s (%s each)\n", m.id, filepath.Base(file), transcript.Count(m.runs, "run"))
-	var show, rollback, frame, message, head []benchRun
-	restore := func() error {
-		_, err := m.child(ctx, nil, "rollback", m.id, strconv.Itoa(m.head), "--db", file)
-		return err
-	}
-	for range m.runs {
-		r, err := m.child(ctx, nil, "show", m.id, "--db", file)
-		if err != nil {
-			return nil, err
-		}
-		show = append(show, r)
-	}
-	// Rollback writes: each run moves the head back and the next,
-	// unmeasured, puts it where it was, so every run starts from the same
-	// head. Copying the file instead would rewrite gigabytes per run.
-	for range m.runs {
-		r, err := m.child(ctx, nil, "rollback", m.id, strconv.Itoa(m.to), "--db", file)
-		if err != nil {
-			return nil, err
-		}
-		rollback = append(rollback, r)
-		if err := restore(); err != nil {
-			return nil, err
-		}
-	}
+// all measures every operation in each file, its runs times, and returns
+// each file's figures in yearOpNames' order. The files take turns, run by
+// run, so that whatever the machine is doing meanwhile (writing back the
+// file just built, other work) falls on all of them alike.
+func (m yearMeasure) all(ctx context.Context, files ...string) (map[string][]yearFigure, error) {
+	fmt.Fprintf(m.stderr, "bench: measuring session %s in %s, in turns (%s each)\n", m.id, strings.Join(baseNames(files), " and "), transcript.Count(m.runs, "run"))
 	ws, err := os.MkdirTemp(m.dir, "workspace-*")
 	if err != nil {
 		return nil, err
@@ -236,31 +209,81 @@ func (m yearMeasure) all(ctx context.Context, file string) ([]yearFigure, error)
 	if err := os.WriteFile(config, nil, 0o600); err != nil {
 		return nil, err
 	}
-	for range m.runs {
-		r, err := m.child(ctx, []string{benchChildEnv + "=resume", benchChildDB + "=" + file, benchChildSession + "=" + m.id, benchChildWS + "=" + ws, benchChildConfig + "=" + config})
-		if err != nil {
-			return nil, err
+	// restore puts the head back where every run starts: a rollback moved
+	// it, and a resume's message and its cancelled task stay on a branch
+	// of their own. Copying the file instead would rewrite gigabytes per
+	// run.
+	restore := func(file string) error {
+		_, err := m.child(ctx, nil, "rollback", m.id, strconv.Itoa(m.head), "--db", file)
+		return err
+	}
+	// Each operation gives one run's figures, in yearOpNames' order
+	// (resume gives two: the first frame and the first message).
+	ops := []func(file string) ([]benchRun, error){
+		func(file string) ([]benchRun, error) {
+			r, err := m.child(ctx, nil, "show", m.id, "--db", file)
+			return []benchRun{r}, err
+		},
+		func(file string) ([]benchRun, error) {
+			r, err := m.child(ctx, nil, "rollback", m.id, strconv.Itoa(m.to), "--db", file)
+			if err != nil {
+				return nil, err
+			}
+			return []benchRun{r}, restore(file)
+		},
+		func(file string) ([]benchRun, error) {
+			r, err := m.child(ctx, []string{benchChildEnv + "=resume", benchChildDB + "=" + file, benchChildSession + "=" + m.id, benchChildWS + "=" + ws, benchChildConfig + "=" + config})
+			if err != nil {
+				return nil, err
+			}
+			var fig resumeFigures
+			if err := json.Unmarshal(r.stdout, &fig); err != nil {
+				return nil, fmt.Errorf("bench: the resume child's figures: %w", err)
+			}
+			runs := []benchRun{{ms: fig.FirstFrameMS, rssKB: r.rssKB}, {ms: fig.FirstMessageMS, rssKB: r.rssKB}}
+			return runs, restore(file)
+		},
+		func(file string) ([]benchRun, error) {
+			r, err := headLoad(ctx, file, m.id)
+			return []benchRun{r}, err
+		},
+	}
+	runs := map[string][][]benchRun{} // file -> figure -> runs
+	for _, file := range files {
+		runs[file] = make([][]benchRun, len(yearOpNames))
+	}
+	fig := 0
+	for _, op := range ops {
+		n := 0
+		for range m.runs {
+			for _, file := range files {
+				got, err := op(file)
+				if err != nil {
+					return nil, err
+				}
+				for i, r := range got {
+					runs[file][fig+i] = append(runs[file][fig+i], r)
+				}
+				n = len(got)
+			}
 		}
-		var fig resumeFigures
-		if err := json.Unmarshal(r.stdout, &fig); err != nil {
-			return nil, fmt.Errorf("bench: the resume child's figures: %w", err)
-		}
-		frame = append(frame, benchRun{ms: fig.FirstFrameMS, rssKB: r.rssKB})
-		message = append(message, benchRun{ms: fig.FirstMessageMS, rssKB: r.rssKB})
-		// The message and its cancelled task stay, on a branch of their
-		// own: the head goes back to where every run starts.
-		if err := restore(); err != nil {
-			return nil, err
+		fig += n
+	}
+	out := map[string][]yearFigure{}
+	for _, file := range files {
+		for _, rs := range runs[file] {
+			out[file] = append(out[file], median(rs))
 		}
 	}
-	for range m.runs {
-		r, err := headLoad(ctx, file, m.id)
-		if err != nil {
-			return nil, err
-		}
-		head = append(head, r)
+	return out, nil
+}
+
+func baseNames(files []string) []string {
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = filepath.Base(f)
 	}
-	return []yearFigure{median(show), median(rollback), median(frame), median(message), median(head)}, nil
+	return names
 }
 
 // benchRun is one run's time and its process's peak resident memory.

@@ -48,8 +48,8 @@ func chatSessions(t *testing.T, path string, sessions, n int) []string {
 	return ids
 }
 
-// versionsRoot is the root page of a session's versions, read with bbolt.
-func versionsRoot(t *testing.T, path, id string) uint64 {
+// bucketRoot is the root page of the bucket at names, read with bbolt.
+func bucketRoot(t *testing.T, path string, names ...string) uint64 {
 	t.Helper()
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 	if err != nil {
@@ -58,13 +58,45 @@ func versionsRoot(t *testing.T, path, id string) uint64 {
 	defer db.Close()
 	var root uint64
 	err = db.View(func(tx *bolt.Tx) error {
-		root = uint64(tx.Bucket([]byte("sessions")).Bucket([]byte(id)).Bucket([]byte("v")).Root())
+		b := tx.Bucket([]byte(names[0]))
+		for _, n := range names[1:] {
+			b = b.Bucket([]byte(n))
+		}
+		root = uint64(b.Root())
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return root
+}
+
+// loopBack makes the branch page root point back to itself: its first
+// child, or with all every one. bbolt following it goes down forever.
+func loopBack(t *testing.T, path string, root uint64, all bool) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	page := int64(root) * int64(os.Getpagesize())
+	var hdr [16]byte
+	if _, err := f.ReadAt(hdr[:], page); err != nil {
+		t.Fatal(err)
+	}
+	if root == 0 || binary.LittleEndian.Uint16(hdr[8:]) != 0x01 {
+		t.Fatalf("page %d is not a branch page: the test needs more data", root)
+	}
+	n := int64(1)
+	if all {
+		n = int64(binary.LittleEndian.Uint16(hdr[10:]))
+	}
+	for i := range n {
+		if _, err := f.WriteAt(binary.LittleEndian.AppendUint64(nil, root), page+16+i*16+8); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // An operation reads only its own session: a loop in another session's
@@ -79,23 +111,7 @@ func TestOperationsReadOnlyTheirSession(t *testing.T) {
 
 	// The first child of the broken session's branch page points back to
 	// the page itself.
-	root := versionsRoot(t, path, broken)
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := int64(root) * int64(os.Getpagesize())
-	var hdr [16]byte
-	if _, err := f.ReadAt(hdr[:], page); err != nil {
-		t.Fatal(err)
-	}
-	if binary.LittleEndian.Uint16(hdr[8:]) != 0x01 {
-		t.Fatalf("page %d is not a branch page: make the session longer", root)
-	}
-	if _, err := f.WriteAt(binary.LittleEndian.AppendUint64(nil, root), page+16+8); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	loopBack(t, path, bucketRoot(t, path, "sessions", broken, "v"), false)
 
 	st, err := boltstore.Open(path, boltstore.Options{})
 	if err != nil {
@@ -216,35 +232,7 @@ func TestContentLookupsWalkTheirWay(t *testing.T) {
 	mine := chatSessions(t, path, 1, 4)[0]
 	st.Close()
 
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var root uint64
-	_ = db.View(func(tx *bolt.Tx) error {
-		root = uint64(tx.Bucket([]byte("blobs")).Root())
-		return nil
-	})
-	db.Close()
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := int64(root) * int64(os.Getpagesize())
-	var hdr [16]byte
-	if _, err := f.ReadAt(hdr[:], page); err != nil {
-		t.Fatal(err)
-	}
-	if root == 0 || binary.LittleEndian.Uint16(hdr[8:]) != 0x01 {
-		t.Fatalf("the contents bucket's root, page %d, is not a branch page: give the export more contents", root)
-	}
-	// Every child of the root points back to the root.
-	for i := range int64(binary.LittleEndian.Uint16(hdr[10:])) {
-		if _, err := f.WriteAt(binary.LittleEndian.AppendUint64(nil, root), page+16+i*16+8); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f.Close()
+	loopBack(t, path, bucketRoot(t, path, "blobs"), true)
 
 	st, err = boltstore.Open(path, boltstore.Options{})
 	if err != nil {

@@ -84,18 +84,27 @@ func DecodeEvent(b []byte) (Event, error) {
 	if err := json.Unmarshal(b, &ev); err != nil {
 		return Event{}, err
 	}
+	if err := checkDecoded(ev); err != nil {
+		return Event{}, err
+	}
+	return normalizeEvent(ev), nil
+}
+
+// checkDecoded refuses what decodes but is no event: no kind, or a step
+// status nobody writes. Both forms of an event check the same things.
+func checkDecoded(ev Event) error {
 	if ev.Kind == 0 {
-		return Event{}, &EventError{Reason: "no kind"}
+		return &EventError{Reason: "no kind"}
 	}
 	if ev.Status != "" && !ev.Status.Valid() {
-		return Event{}, invalid(ev.Kind, "unknown step status %q", ev.Status)
+		return invalid(ev.Kind, "unknown step status %q", ev.Status)
 	}
 	for _, st := range ev.Plan {
 		if st.Status != "" && !st.Status.Valid() {
-			return Event{}, invalid(ev.Kind, "unknown step status %q", st.Status)
+			return invalid(ev.Kind, "unknown step status %q", st.Status)
 		}
 	}
-	return normalizeEvent(ev), nil
+	return nil
 }
 
 // normalizeEvent gives a decoded event the one in-memory form Apply and the

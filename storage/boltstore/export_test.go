@@ -41,3 +41,6 @@ func (s *Store) StoredCheckpoints(ctx context.Context, id string) ([]StoredCheck
 	})
 	return out, err
 }
+
+// SchemaVersion is the schema this build writes.
+const SchemaVersion = schemaVersion

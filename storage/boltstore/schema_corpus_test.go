@@ -31,6 +31,9 @@ import (
 //	testdata/schema2.db           those two, and a session whose tool calls
 //	                              change files (contents in the blobs bucket)
 //	testdata/schema2.golden.json  what schema2.db reads back as
+//	testdata/schema3.db           the same sessions as schema2.db (schema 3
+//	                              only allows gaps gc makes)
+//	testdata/schema3.golden.json  what schema3.db reads back as
 //
 // RETRACE_UPDATE_TESTDATA=1 writes the current schema's files again, and
 // only those: a file of an older schema is the record of what old builds
@@ -70,12 +73,12 @@ func TestSchemaCorpus(t *testing.T) {
 		if err != nil || len(list) != 0 {
 			t.Fatalf("sessions of a schema-0 file: %v, %v", list, err)
 		}
-		if got := fileSchema(t, path); got != 3 {
-			t.Fatalf("after opening, the file has schema %d, want 3", got)
+		if got := fileSchema(t, path); got != boltstore.SchemaVersion {
+			t.Fatalf("after opening, the file has schema %d, want %d", got, boltstore.SchemaVersion)
 		}
 		resumeCorpus(t, st, path, "")
 	})
-	for _, schema := range []int{1, 2} {
+	for schema := 1; schema <= boltstore.SchemaVersion; schema++ {
 		t.Run(fmt.Sprintf("schema %d", schema), func(t *testing.T) { checkCorpusFile(t, schema) })
 	}
 }
@@ -96,8 +99,8 @@ func checkCorpusFile(t *testing.T, schema int) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if got := fileSchema(t, path); got != 3 {
-		t.Fatalf("after opening, the file has schema %d, want 3", got)
+	if got := fileSchema(t, path); got != boltstore.SchemaVersion {
+		t.Fatalf("after opening, the file has schema %d, want %d", got, boltstore.SchemaVersion)
 	}
 	got := readCorpus(t, st)
 	if os.Getenv("RETRACE_UPDATE_GOLDEN") != "" {
@@ -235,7 +238,8 @@ func writeSchemaCorpus(t *testing.T) {
 	if err := os.MkdirAll("testdata", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "schema2.db")
+	name := fmt.Sprintf("schema%d", boltstore.SchemaVersion)
+	path := filepath.Join(t.TempDir(), name+".db")
 	clock := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	tick := func() time.Time { clock = clock.Add(7 * time.Second); return clock }
 	st, err := boltstore.Open(path, boltstore.Options{Now: tick})
@@ -277,13 +281,13 @@ func writeSchemaCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join("testdata", "schema2.db"), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join("testdata", name+".db"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join("testdata", "schema2.golden.json"), append(js, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join("testdata", name+".golden.json"), append(js, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("wrote testdata/schema2.db and testdata/schema2.golden.json")
+	t.Logf("wrote testdata/%s.db and testdata/%s.golden.json", name, name)
 }
 
 // corpusSessions is what the current schema's corpus file holds: an agent

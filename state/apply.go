@@ -53,6 +53,15 @@ func (b *Builder) Check(ev Event) error {
 // Apply applies one event. On error the builder's state is unchanged.
 func (b *Builder) Apply(ev Event) error { return b.a.apply(ev) }
 
+// GrowHistory makes room for n more messages, so that a fold that knows
+// how many it will add allocates the history once.
+func (b *Builder) GrowHistory(n int) {
+	if b.a.own&ownHistory == 0 {
+		return // the first append copies it anyway
+	}
+	b.a.s.History = slices.Grow(b.a.s.History, n)
+}
+
 // Phase is the phase reached so far.
 func (b *Builder) Phase() Phase { return b.a.s.Phase }
 

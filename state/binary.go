@@ -168,22 +168,21 @@ func DecodeEventBody(kind EventKind, at time.Time, body []byte) (Event, error) {
 		case tagEventMessages:
 			ev.Messages = make([]Message, r.count())
 			for i := range ev.Messages {
-				r.sub(func(r *bodyReader) { ev.Messages[i] = r.message() })
+				ev.Messages[i] = r.message()
 			}
 		case tagEventGoal:
 			ev.Goal = r.str()
 		case tagEventPlan:
 			ev.Plan = make([]Step, r.count())
 			for i := range ev.Plan {
-				r.sub(func(r *bodyReader) { ev.Plan[i] = r.step() })
+				ev.Plan[i] = r.step()
 			}
 		case tagEventStep:
 			ev.Step = r.int()
 		case tagEventStatus:
 			ev.Status = StepState(r.str())
 		case tagEventTool:
-			var c ToolCall
-			r.sub(func(r *bodyReader) { c = r.call() })
+			c := r.call()
 			ev.Tool = &c
 		case tagEventNoteKey:
 			ev.NoteKey = r.str()
@@ -196,18 +195,17 @@ func DecodeEventBody(kind EventKind, at time.Time, body []byte) (Event, error) {
 		case tagEventAlways:
 			ev.Always = true
 		case tagEventEndpoint:
-			var e Endpoint
-			r.sub(func(r *bodyReader) { e = r.endpoint() })
+			e := r.endpoint()
 			ev.Endpoint = &e
 		case tagEventFiles:
 			ev.Files = make([]FileChange, r.count())
 			for i := range ev.Files {
-				r.sub(func(r *bodyReader) { ev.Files[i] = r.change() })
+				ev.Files[i] = r.change()
 			}
 		case tagEventFrom:
 			ev.From = r.int()
 		case tagEventUsage:
-			r.sub(func(r *bodyReader) { ev.Usage = r.usage() })
+			ev.Usage = r.usage()
 		default:
 			r.unknown(tag)
 		}
@@ -431,176 +429,210 @@ func (r *bodyReader) count() int {
 	return int(n)
 }
 
-// sub reads a struct: fn reads its fields from a reader of its own.
-func (r *bodyReader) sub(fn func(*bodyReader)) {
-	body := r.bytes()
-	if r.err != nil {
-		return
+// sub returns a reader of the struct that comes next, whose fields are
+// numbered on their own. done takes its error back.
+func (r *bodyReader) sub() bodyReader { return bodyReader{p: r.bytes()} }
+
+func (r *bodyReader) done(in *bodyReader) {
+	if in.err != nil {
+		r.fail(in.err)
 	}
-	inner := bodyReader{p: body}
-	fn(&inner)
-	if inner.err != nil {
-		r.fail(inner.err)
+}
+
+// role reads a message's role, sharing the strings of the known ones: a
+// long session has one per message.
+func (r *bodyReader) role() string {
+	b := r.bytes()
+	switch string(b) {
+	case RoleUser:
+		return RoleUser
+	case RoleAssistant:
+		return RoleAssistant
+	case RoleTool:
+		return RoleTool
+	case RoleSystem:
+		return RoleSystem
 	}
+	if !utf8.Valid(b) {
+		r.fail(errBodyUTF8)
+		return ""
+	}
+	return string(b)
 }
 
 func (r *bodyReader) message() Message {
 	var m Message
-	for r.more() {
-		switch tag := r.tag(); tag {
+	in := r.sub()
+	for in.more() {
+		switch tag := in.tag(); tag {
 		case tagMessageRole:
-			m.Role = r.str()
+			m.Role = in.role()
 		case tagMessageContent:
-			m.Content = r.str()
+			m.Content = in.str()
 		case tagMessageToolCalls:
-			m.ToolCalls = make([]ToolRequest, r.count())
+			m.ToolCalls = make([]ToolRequest, in.count())
 			for i := range m.ToolCalls {
-				r.sub(func(r *bodyReader) { m.ToolCalls[i] = r.request() })
+				m.ToolCalls[i] = in.request()
 			}
 		case tagMessageToolCallID:
-			m.ToolCallID = r.str()
+			m.ToolCallID = in.str()
 		case tagMessageName:
-			m.Name = r.str()
+			m.Name = in.str()
 		case tagMessageReasoning:
-			m.Reasoning = r.str()
+			m.Reasoning = in.str()
 		default:
-			r.unknown(tag)
+			in.unknown(tag)
 		}
 	}
+	r.done(&in)
 	return m
 }
 
 func (r *bodyReader) request() ToolRequest {
 	var q ToolRequest
-	for r.more() {
-		switch tag := r.tag(); tag {
+	in := r.sub()
+	for in.more() {
+		switch tag := in.tag(); tag {
 		case tagRequestID:
-			q.ID = r.str()
+			q.ID = in.str()
 		case tagRequestName:
-			q.Name = r.str()
+			q.Name = in.str()
 		case tagRequestArguments:
-			q.Arguments = r.str()
+			q.Arguments = in.str()
 		default:
-			r.unknown(tag)
+			in.unknown(tag)
 		}
 	}
+	r.done(&in)
 	return q
 }
 
 func (r *bodyReader) step() Step {
 	var s Step
-	for r.more() {
-		switch tag := r.tag(); tag {
+	in := r.sub()
+	for in.more() {
+		switch tag := in.tag(); tag {
 		case tagStepText:
-			s.Text = r.str()
+			s.Text = in.str()
 		case tagStepStatus:
-			s.Status = StepState(r.str())
+			s.Status = StepState(in.str())
 		default:
-			r.unknown(tag)
+			in.unknown(tag)
 		}
 	}
+	r.done(&in)
 	return s
 }
 
 func (r *bodyReader) call() ToolCall {
 	var c ToolCall
-	for r.more() {
-		switch tag := r.tag(); tag {
+	in := r.sub()
+	for in.more() {
+		switch tag := in.tag(); tag {
 		case tagCallID:
-			c.ID = r.str()
+			c.ID = in.str()
 		case tagCallName:
-			c.Name = r.str()
+			c.Name = in.str()
 		case tagCallArguments:
-			c.Arguments = r.str()
+			c.Arguments = in.str()
 		case tagCallResult:
-			c.Result = r.str()
+			c.Result = in.str()
 		case tagCallError:
-			c.Error = r.str()
+			c.Error = in.str()
 		case tagCallDurationMS:
-			c.DurationMS = int64(r.int())
+			c.DurationMS = int64(in.int())
 		case tagCallStartedAt:
-			c.StartedAt = r.time()
+			c.StartedAt = in.time()
 		case tagCallFinishedAt:
-			c.FinishedAt = r.time()
+			c.FinishedAt = in.time()
 		case tagCallApproval:
-			c.Approval = ApprovalStatus(r.str())
+			c.Approval = ApprovalStatus(in.str())
 		default:
-			r.unknown(tag)
+			in.unknown(tag)
 		}
 	}
+	r.done(&in)
 	return c
 }
 
 func (r *bodyReader) endpoint() Endpoint {
 	var e Endpoint
-	for r.more() {
-		switch tag := r.tag(); tag {
+	in := r.sub()
+	for in.more() {
+		switch tag := in.tag(); tag {
 		case tagEndpointModel:
-			e.Model = r.str()
+			e.Model = in.str()
 		case tagEndpointBaseURL:
-			e.BaseURL = r.str()
+			e.BaseURL = in.str()
 		case tagEndpointKeyEnv:
-			e.KeyEnv = r.str()
+			e.KeyEnv = in.str()
 		default:
-			r.unknown(tag)
+			in.unknown(tag)
 		}
 	}
+	r.done(&in)
 	return e
 }
 
 func (r *bodyReader) change() FileChange {
 	var c FileChange
-	for r.more() {
-		switch tag := r.tag(); tag {
+	in := r.sub()
+	for in.more() {
+		switch tag := in.tag(); tag {
 		case tagChangePath:
-			c.Path = r.str()
+			c.Path = in.str()
 		case tagChangeBefore:
-			r.sub(func(r *bodyReader) { c.Before = r.image() })
+			c.Before = in.image()
 		case tagChangeAfter:
-			r.sub(func(r *bodyReader) { c.After = r.image() })
+			c.After = in.image()
 		default:
-			r.unknown(tag)
+			in.unknown(tag)
 		}
 	}
+	r.done(&in)
 	return c
 }
 
 func (r *bodyReader) image() FileImage {
 	var f FileImage
-	for r.more() {
-		switch tag := r.tag(); tag {
+	in := r.sub()
+	for in.more() {
+		switch tag := in.tag(); tag {
 		case tagImageBlob:
-			f.Blob = r.str()
+			f.Blob = in.str()
 		case tagImageSize:
-			f.Size = int64(r.int())
+			f.Size = int64(in.int())
 		case tagImageMode:
-			m := r.int()
+			m := in.int()
 			if m < 0 || m > math.MaxUint32 {
-				r.fail(fmt.Errorf("mode %d out of range", m))
+				in.fail(fmt.Errorf("mode %d out of range", m))
 			}
 			f.Mode = uint32(m)
 		case tagImageAbsent:
 			f.Absent = true
 		case tagImageUntracked:
-			f.Untracked = r.str()
+			f.Untracked = in.str()
 		default:
-			r.unknown(tag)
+			in.unknown(tag)
 		}
 	}
+	r.done(&in)
 	return f
 }
 
 func (r *bodyReader) usage() Usage {
 	var u Usage
-	for r.more() {
-		switch tag := r.tag(); tag {
+	in := r.sub()
+	for in.more() {
+		switch tag := in.tag(); tag {
 		case tagUsagePrompt:
-			u.PromptTokens = r.int()
+			u.PromptTokens = in.int()
 		case tagUsageCompletion:
-			u.CompletionTokens = r.int()
+			u.CompletionTokens = in.int()
 		default:
-			r.unknown(tag)
+			in.unknown(tag)
 		}
 	}
+	r.done(&in)
 	return u
 }

@@ -74,6 +74,10 @@ type pageWalker struct {
 	seen     pageSet // pages of the buckets walked
 	onPath   pageSet // pages find read on its way to a key
 	free     pageSet // pages the freelist lists
+	// bufs holds a page buffer for each depth of a bucket's tree, used
+	// again for every page read at that depth: a walk allocates a few
+	// pages, not a copy of everything it reads.
+	bufs [][]byte
 }
 
 func newPageWalker(r io.ReaderAt, path string, m meta) *pageWalker {
@@ -96,13 +100,18 @@ func (w *pageWalker) damaged(format string, args ...any) error {
 
 // read reads page id with its overflow pages, marking them seen.
 func (w *pageWalker) read(id uint64, from string) ([]byte, error) {
+	return w.readInto(nil, id, from)
+}
+
+// readInto is read into buf, when it has room, instead of a new buffer.
+func (w *pageWalker) readInto(buf []byte, id uint64, from string) ([]byte, error) {
 	if id < 2 || id >= w.pages {
 		return nil, w.damaged("%s points to page %d, outside pages 2 to %d", from, id, w.pages-1)
 	}
 	if w.seen.has(id) || w.onPath.has(id) {
 		return nil, w.damaged("%s points to page %d, which is already in use elsewhere", from, id)
 	}
-	p, err := w.readAt(id)
+	p, err := w.readAt(buf, id)
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +128,8 @@ func (w *pageWalker) read(id uint64, from string) ([]byte, error) {
 // readAt reads page id's first page and checks its header: that it is
 // the page it should be, and its overflow stays inside the data, and that
 // the freelist does not list it or its overflow.
-func (w *pageWalker) readAt(id uint64) ([]byte, error) {
-	p := make([]byte, w.pageSize)
+func (w *pageWalker) readAt(buf []byte, id uint64) ([]byte, error) {
+	p := slices.Grow(buf[:0], int(w.pageSize))[:w.pageSize]
 	if _, err := w.r.ReadAt(p, int64(id*w.pageSize)); err != nil {
 		return nil, fmt.Errorf("read %s page %d: %w", w.path, id, err)
 	}
@@ -143,7 +152,7 @@ func (w *pageWalker) readAt(id uint64) ([]byte, error) {
 func (w *pageWalker) rest(p []byte) ([]byte, error) {
 	id, overflow := binary.LittleEndian.Uint64(p), uint64(binary.LittleEndian.Uint32(p[12:]))
 	if overflow > 0 {
-		p = append(p, make([]byte, overflow*w.pageSize)...)
+		p = slices.Grow(p, int(overflow*w.pageSize))[:(overflow+1)*w.pageSize]
 		if _, err := w.r.ReadAt(p[w.pageSize:], int64((id+1)*w.pageSize)); err != nil {
 			return nil, fmt.Errorf("read %s page %d: %w", w.path, id, err)
 		}
@@ -189,10 +198,14 @@ func (w *pageWalker) subtree(id uint64, depth int, child childFunc) error {
 	if depth > maxTreeDepth {
 		return w.damaged("the pages nest more than %d deep under page %d", maxTreeDepth, id)
 	}
-	p, err := w.read(id, "a bucket")
+	for len(w.bufs) <= depth {
+		w.bufs = append(w.bufs, nil)
+	}
+	p, err := w.readInto(w.bufs[depth], id, "a bucket")
 	if err != nil {
 		return err
 	}
+	w.bufs[depth] = p // and its room, if an overflow made more
 	flags, count := binary.LittleEndian.Uint16(p[8:]), int(binary.LittleEndian.Uint16(p[10:]))
 	where := fmt.Sprintf("page %d", id)
 	switch flags {
@@ -271,7 +284,9 @@ func (w *pageWalker) bucketAt(value []byte, where string) (bucketRef, error) {
 		}
 		return bucketRef{root: root}, nil
 	}
-	inline := value[bucketHeaderSize:]
+	// A copy: the page it lies in is read over by the next page at its
+	// depth, and a walk keeps some refs (see collect) past that.
+	inline := bytes.Clone(value[bucketHeaderSize:])
 	in := where + "'s inline bucket"
 	if len(inline) < pageHeaderSize {
 		return bucketRef{}, w.damaged("%s is too short for a page", in)
@@ -418,7 +433,7 @@ func (w *pageWalker) readOnPath(id uint64, way []uint64) ([]byte, error) {
 	if w.seen.has(id) {
 		return nil, w.damaged("a bucket points to page %d, which is already in use elsewhere", id)
 	}
-	p, err := w.readAt(id)
+	p, err := w.readAt(nil, id)
 	if err != nil {
 		return nil, err
 	}

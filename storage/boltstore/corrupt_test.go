@@ -111,7 +111,9 @@ func TestDamagedRecordsAreNamed(t *testing.T) {
 	put := func(v int, rec []byte) func(*testing.T, *bolt.Bucket) error {
 		return func(t *testing.T, b *bolt.Bucket) error { return b.Bucket(versionsBucket).Put(versionKey(v), rec) }
 	}
-	// v2 as a header and an event of the test's choosing, sealed.
+	// v2 as a header and an event of the test's choosing, sealed in
+	// record format 1: the event as JSON, which repeats the header's kind
+	// and time (a format-2 body has neither, so they cannot disagree).
 	v2 := func(phase, kind string, at time.Time, event state.Event) []byte {
 		js, err := state.EncodeEvent(event)
 		if err != nil {
@@ -144,11 +146,11 @@ func TestDamagedRecordsAreNamed(t *testing.T) {
 			want{3, "its parent v4 is not older than it"}, want{3, "its parent v4 is not older than it"},
 			want{3, "its parent v4 is not older than it"}, want{3, "its parent v4 is not older than it"}},
 		{"v2's event of another kind than its header", put(2, v2("done", "answered", chat(1).At, func() state.Event { e := chat(0); e.At = chat(1).At; return e }())),
-			want{2, "event user_message disagrees with its header (answered)"}, ok,
+			want{2, "event (user_message at 2025-03-04 05:06:08 +0000 UTC) disagrees with its header (answered at 2025-03-04 05:06:08 +0000 UTC)"}, ok,
 			want{2, "event (user_message at 2025-03-04 05:06:08 +0000 UTC) disagrees with its header (answered at 2025-03-04 05:06:08 +0000 UTC)"},
 			want{2, "event (user_message at 2025-03-04 05:06:08 +0000 UTC) disagrees with its header (answered at 2025-03-04 05:06:08 +0000 UTC)"}},
 		{"v2's event at another time than its header", put(2, v2("done", "answered", chat(9).At, chat(1))),
-			ok, ok,
+			want{2, "event (answered at 2025-03-04 05:06:08 +0000 UTC) disagrees with its header (answered at 2025-03-04 05:06:16 +0000 UTC)"}, ok,
 			want{2, "event (answered at 2025-03-04 05:06:08 +0000 UTC) disagrees with its header (answered at 2025-03-04 05:06:16 +0000 UTC)"},
 			want{2, "event (answered at 2025-03-04 05:06:08 +0000 UTC) disagrees with its header (answered at 2025-03-04 05:06:16 +0000 UTC)"}},
 		// Verify checks each record on its own; a replay finds these.
@@ -157,10 +159,15 @@ func TestDamagedRecordsAreNamed(t *testing.T) {
 		{"v2 an event that cannot follow v1", put(2, record(t, 1, state.Planning, chat(0))),
 			want{2, "does not replay: "}, ok, ok, ok},
 		{"v2's event not JSON", func(t *testing.T, b *bolt.Bucket) error {
-			rec := record(t, 1, state.Done, chat(1))
+			rec := v2("done", "answered", chat(1).At, chat(1))
 			rec[len(rec)-1] = '!' // the closing brace
 			return b.Bucket(versionsBucket).Put(versionKey(2), seal(rec))
 		}, want{2, "event: "}, ok, want{2, "event: "}, want{2, "event: "}},
+		{"v2's binary body cut short", func(t *testing.T, b *bolt.Bucket) error {
+			rec := record(t, 1, state.Done, chat(1))
+			return b.Bucket(versionsBucket).Put(versionKey(2), sealAs(rec[:len(rec)-1], checkpointFormat))
+		}, want{2, "event: invalid answered event: binary body: truncated"}, ok,
+			want{2, "event: invalid answered event: binary body: truncated"}, want{2, "event: invalid answered event: binary body: truncated"}},
 		{"the session's record", func(t *testing.T, b *bolt.Bucket) error {
 			v := bytes.Clone(b.Get(infoKey))
 			v[10] ^= 1

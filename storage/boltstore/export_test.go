@@ -9,8 +9,10 @@ import (
 	"retrace/state"
 )
 
-// StoredCheckpoint is one version exactly as the file keeps it: the header
-// fields and the event's JSON bytes, after the record's checksum passed.
+// StoredCheckpoint is one version as the file keeps it: the header fields
+// and the event's JSON, after the record's checksum passed. A format-1
+// record's JSON is its own bytes; a format-2 record's is its binary body
+// read and written as JSON, which is the JSON the event was written from.
 type StoredCheckpoint struct {
 	Version int
 	Parent  int
@@ -31,9 +33,18 @@ func (s *Store) StoredCheckpoints(ctx context.Context, id string) ([]StoredCheck
 		}
 		out = make([]StoredCheckpoint, 0, rec.Versions)
 		return s.eachCheckpoint(b.Bucket(versionsBucket), id, func(v int, h header, raw []byte) error {
-			_, js, err := decodeHeader(raw)
+			h, js, err := decodeHeader(raw)
 			if err != nil {
 				return err
+			}
+			if h.format == checkpointFormat {
+				ev, err := decodeEvent(h, js)
+				if err != nil {
+					return err
+				}
+				if js, err = state.EncodeEvent(ev); err != nil {
+					return err
+				}
 			}
 			out = append(out, StoredCheckpoint{Version: v, Parent: h.parent, Phase: h.phase, Kind: h.kind, At: h.at, Event: append([]byte(nil), js...)})
 			return nil

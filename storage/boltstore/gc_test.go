@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,11 +13,13 @@ import (
 
 	"retrace/state"
 	"retrace/storage"
+	"retrace/storage/storebench"
 )
 
 // gcFile is a file of four sessions for gc and compact to work on:
 //
-//	old      updated 200 days before now; refers to "old only" and "shared"
+//	old      updated 200 days before now; talks at length, then refers to
+//	         "old only" and "shared"
 //	branchy  updated now; v1-v5 keep "shared", v6-v8 (abandoned: the head
 //	         went back to v5) keep "abandoned only", v9-v11 "kept"
 //	held     updated 200 days before now, held by another store
@@ -61,6 +64,15 @@ func buildGCFile(t *testing.T) gcFile {
 
 	f.old = create("old")
 	cur := storage.NewCursor(st, state.New(f.old))
+	// A long talk, so that what gc frees outgrows bbolt's step in file
+	// size and compact has a file to shrink.
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 20 {
+		commit(cur, t0, []state.Event{
+			{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: storebench.Text(rng, 2000)}}},
+			{Kind: state.Answered, Messages: []state.Message{{Role: state.RoleAssistant, Content: storebench.Text(rng, 2000)}}},
+		})
+	}
 	change(cur, t0, "a.txt", "old only")
 	change(cur, t0, "s.txt", "shared")
 

@@ -2,6 +2,7 @@ package boltstore_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -116,15 +117,15 @@ func TestLayoutCheckedByEveryOperation(t *testing.T) {
 		is     error
 		says   string
 	}{
-		{"upgraded to schema 4", func(tx *bolt.Tx) error {
-			return tx.Bucket([]byte("retrace")).Put([]byte("schema"), []byte{0, 0, 0, 4})
-		}, storage.ErrTooNew, "(schema 4; this retrace reads up to 3): upgrade retrace"},
+		{"upgraded to the next schema", func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("retrace")).Put([]byte("schema"), binary.BigEndian.AppendUint32(nil, boltstore.SchemaVersion+1))
+		}, storage.ErrTooNew, fmt.Sprintf("(schema %d; this retrace reads up to %d): upgrade retrace", boltstore.SchemaVersion+1, boltstore.SchemaVersion)},
 		{"made anew by a schema-1 build", func(tx *bolt.Tx) error {
 			if err := tx.DeleteBucket([]byte("blobs")); err != nil {
 				return err
 			}
 			return tx.Bucket([]byte("retrace")).Put([]byte("schema"), []byte{0, 0, 0, 1})
-		}, storage.ErrCorrupt, "the file's schema went back to 1 since it was read as 3"},
+		}, storage.ErrCorrupt, fmt.Sprintf("the file's schema went back to 1 since it was read as %d", boltstore.SchemaVersion)},
 		{"every bucket removed", func(tx *bolt.Tx) error {
 			for _, name := range []string{"retrace", "sessions", "blobs"} {
 				if err := tx.DeleteBucket([]byte(name)); err != nil {

@@ -79,18 +79,23 @@ func (s *Store) allSessions(tx *bolt.Tx, prefix []byte) ([]storage.SessionInfo, 
 
 // header reads one checkpoint's header.
 func (s *Store) header(vb *bolt.Bucket, id string, v int) (header, []byte, error) {
-	raw := vb.Get(versionKey(v))
+	return s.checkedHeader(id, v, vb.Get(versionKey(v)))
+}
+
+// checkedHeader decodes version v's record, raw (nil: there is none), and
+// checks it can be v's.
+func (s *Store) checkedHeader(id string, v int, raw []byte) (header, []byte, error) {
 	if raw == nil {
 		return header{}, nil, &storage.CorruptError{Path: s.path, Session: id, Version: v, Reason: "the version is missing"}
 	}
-	h, js, err := decodeHeader(raw)
+	h, body, err := decodeHeader(raw)
 	if err != nil {
 		return header{}, nil, &storage.CorruptError{Path: s.path, Session: id, Version: v, Reason: err.Error()}
 	}
 	if h.parent >= v {
 		return header{}, nil, &storage.CorruptError{Path: s.path, Session: id, Version: v, Reason: fmt.Sprintf("its parent v%d is not older than it", h.parent)}
 	}
-	return h, js, nil
+	return h, body, nil
 }
 
 // phaseAt is the phase at version v, read from its header.
@@ -102,36 +107,87 @@ func (s *Store) phaseAt(vb *bolt.Bucket, id string, v int) (state.Phase, error) 
 	return h.phase, err
 }
 
+// step is one checkpoint on the way to a version: its header and its
+// event's bytes (valid for the transaction).
+type step struct {
+	version int
+	header  header
+	event   []byte
+}
+
+// pathTo reads the checkpoints from v up to the root, v first.
+func (s *Store) pathTo(vb *bolt.Bucket, id string, v int) ([]step, error) {
+	// Room for every version up to v: a session without branches has
+	// all of them on its path, and growing the path is a copy of it.
+	path := make([]step, 0, v)
+	c := versionCursor{c: vb.Cursor()}
+	for cur := v; cur > 0; {
+		h, body, err := s.checkedHeader(id, cur, c.record(cur))
+		if err != nil {
+			return nil, err
+		}
+		path = append(path, step{cur, h, body})
+		cur = h.parent
+	}
+	return path, nil
+}
+
+// versionCursor reads records going back through the versions. In a
+// session without branches a version's parent is the record before it,
+// a step back for the cursor where a lookup would search from the root;
+// a parent further back (where a branch starts) is sought.
+type versionCursor struct {
+	c  *bolt.Cursor
+	at int // the version under the cursor; 0 when unknown
+}
+
+// record returns version v's record, nil when there is none.
+func (vc *versionCursor) record(v int) []byte {
+	const stepBack = 8
+	if vc.at > v && vc.at-v <= stepBack {
+		for {
+			k, raw := vc.c.Prev()
+			got, ok := keyVersion(k)
+			if !ok {
+				break // the first record, or a key no version has: seek
+			}
+			if vc.at = got; got <= v {
+				if got == v {
+					return raw
+				}
+				return nil
+			}
+		}
+	}
+	k, raw := vc.c.Seek(versionKey(v))
+	vc.at, _ = keyVersion(k)
+	if vc.at != v {
+		vc.at = 0
+		return nil
+	}
+	return raw
+}
+
 // replay builds the state at version v from the events on the path from
 // the root to it. Each record is read once: the walk up collects the
 // events' bytes (valid for the transaction), the fold down decodes them.
 func (s *Store) replay(vb *bolt.Bucket, id string, v int) (state.State, error) {
-	type step struct {
-		version int
-		header  header
-		event   []byte
-	}
-	var path []step
-	for cur := v; cur > 0; {
-		h, js, err := s.header(vb, id, cur)
-		if err != nil {
-			return state.State{}, err
-		}
-		path = append(path, step{cur, h, js})
-		cur = h.parent
+	path, err := s.pathTo(vb, id, v)
+	if err != nil {
+		return state.State{}, err
 	}
 	r := state.NewBuilder(state.New(id))
+	// Most events add a message: room for one each saves growing the
+	// history, and copying it, again and again on the way.
+	r.GrowHistory(len(path))
 	for i := len(path) - 1; i >= 0; i-- {
 		st := path[i]
 		damaged := func(reason string) error {
 			return &storage.CorruptError{Path: s.path, Session: id, Version: st.version, Reason: reason}
 		}
-		ev, err := state.DecodeEvent(st.event)
+		ev, err := decodeEvent(st.header, st.event)
 		if err != nil {
-			return state.State{}, damaged("event: " + err.Error())
-		}
-		if ev.Kind != st.header.kind {
-			return state.State{}, damaged(fmt.Sprintf("event %s disagrees with its header (%s)", ev.Kind, st.header.kind))
+			return state.State{}, damaged(err.Error())
 		}
 		if err := r.Apply(ev); err != nil {
 			return state.State{}, damaged("does not replay: " + err.Error())

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"hash/crc32"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -22,8 +23,10 @@ var castagnoliSpec = crc32.MakeTable(crc32.Castagnoli)
 
 // sealed builds a record as record.go describes it: format 1, the CRC-32C
 // of the payload, little-endian, then the payload.
-func sealed(payload []byte) []byte {
-	out := []byte{1, 0, 0, 0, 0}
+func sealed(payload []byte) []byte { return sealedAs(1, payload) }
+
+func sealedAs(format byte, payload []byte) []byte {
+	out := []byte{format, 0, 0, 0, 0}
 	binary.LittleEndian.PutUint32(out[1:], crc32.Checksum(payload, castagnoliSpec))
 	return append(out, payload...)
 }
@@ -37,15 +40,25 @@ func hiEvent() state.Event {
 		Messages: []state.Message{{Role: state.RoleUser, Content: "hi"}}}
 }
 
-// hiPayload is the payload of hi kept under parent v300, in phase planning.
-func hiPayload() []byte {
+// hiHeader is the header of hi kept under parent v300, in phase planning.
+func hiHeader() []byte {
 	p := []byte{0xAC, 0x02}          // uvarint 300
 	p = append(p, 8)                 // len("planning")
 	p = append(p, "planning"...)     //
 	p = append(p, 12)                // len("user_message")
 	p = append(p, "user_message"...) //
-	p = append(p, 0x81, 0x01)        // varint -65: zigzag 129
-	return append(p, hiJSON...)      // the event
+	return append(p, 0x81, 0x01)     // varint -65: zigzag 129
+}
+
+// hiPayload is hi's format-1 payload: the header, then the event as JSON.
+func hiPayload() []byte { return append(hiHeader(), hiJSON...) }
+
+// hiBody is hi's binary body (state.AppendEventBody): its messages.
+var hiBody = []byte{
+	1, 1, // field 1 (messages), a list of one
+	10,                       // the message, 10 bytes:
+	1, 4, 'u', 's', 'e', 'r', // field 1 (role), 4 bytes
+	2, 2, 'h', 'i', // field 2 (content), 2 bytes
 }
 
 func TestCastagnoliCheckValue(t *testing.T) {
@@ -56,7 +69,7 @@ func TestCastagnoliCheckValue(t *testing.T) {
 }
 
 func TestCheckpointRecordLayout(t *testing.T) {
-	want := sealed(hiPayload())
+	want := sealedAs(2, append(hiHeader(), hiBody...))
 	got, err := encodeCheckpoint(300, state.Planning, hiEvent())
 	if err != nil {
 		t.Fatal(err)
@@ -64,20 +77,32 @@ func TestCheckpointRecordLayout(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("record\n got %q\nwant %q", got, want)
 	}
-	h, ev, err := decodeCheckpoint(want)
+	wantH := header{parent: 300, phase: state.Planning, kind: state.UserMessage, at: time.Unix(0, -65).UTC(), format: 2}
+	checkHi(t, want, wantH, hiBody)
+}
+
+// A format-1 record, the event as JSON, is what every file of schema 3
+// or older holds: it reads back as the same event.
+func TestFormat1CheckpointRecordLayout(t *testing.T) {
+	wantH := header{parent: 300, phase: state.Planning, kind: state.UserMessage, at: time.Unix(0, -65).UTC(), format: 1}
+	checkHi(t, sealed(hiPayload()), wantH, []byte(hiJSON))
+}
+
+func checkHi(t *testing.T, rec []byte, wantH header, wantBody []byte) {
+	t.Helper()
+	h, ev, err := decodeCheckpoint(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantH := header{parent: 300, phase: state.Planning, kind: state.UserMessage, at: time.Unix(0, -65).UTC()}
 	if h != wantH {
 		t.Fatalf("header %+v, want %+v", h, wantH)
 	}
-	if ev.Kind != state.UserMessage || len(ev.Messages) != 1 || ev.Messages[0].Content != "hi" || !ev.At.Equal(wantH.at) {
-		t.Fatalf("event %+v", ev)
+	if !reflect.DeepEqual(ev, hiEvent()) {
+		t.Fatalf("event %+v, want %+v", ev, hiEvent())
 	}
-	h2, js, err := decodeHeader(want)
-	if err != nil || h2 != wantH || string(js) != hiJSON {
-		t.Fatalf("decodeHeader: %+v %q %v", h2, js, err)
+	h2, body, err := decodeHeader(rec)
+	if err != nil || h2 != wantH || !bytes.Equal(body, wantBody) {
+		t.Fatalf("decodeHeader: %+v %q %v", h2, body, err)
 	}
 }
 
@@ -175,7 +200,7 @@ func TestDecodeHeaderEdges(t *testing.T) {
 	}
 }
 
-func TestReadString(t *testing.T) {
+func TestReadBytes(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		p         []byte
@@ -191,14 +216,14 @@ func TestReadString(t *testing.T) {
 		{"a length past 2^63", []byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, 'a'}, "", "", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s, rest, err := readString(c.p)
+			s, rest, err := readBytes(c.p)
 			if c.truncated {
 				if !errors.Is(err, errShort) {
 					t.Fatalf("got %q %q, %v; want errShort", s, rest, err)
 				}
 				return
 			}
-			if err != nil || s != c.s || string(rest) != c.rest {
+			if err != nil || string(s) != c.s || string(rest) != c.rest {
 				t.Fatalf("got %q %q, %v; want %q %q", s, rest, err, c.s, c.rest)
 			}
 		})

@@ -1,8 +1,7 @@
 package boltstore
 
 import (
-	"encoding/binary"
-	"hash/crc32"
+	"bytes"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -100,18 +99,42 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 }
 
 // FuzzCheckpointPayload seals arbitrary payloads with a valid checksum, so
-// the fuzzer gets past the CRC and into the header and event decoding.
+// the fuzzer gets past the CRC and into the header and event decoding, in
+// either record format: the event's binary body or its JSON.
 func FuzzCheckpointPayload(f *testing.F) {
 	for _, b := range sampleRecords(f)[:40] {
-		f.Add(b[sealSize:])
+		f.Add(false, b[sealSize:])
+		if js, err := jsonPayload(b); err == nil {
+			f.Add(true, js)
+		}
 	}
-	f.Fuzz(func(t *testing.T, payload []byte) {
+	f.Fuzz(func(t *testing.T, json bool, payload []byte) {
 		b := make([]byte, sealSize+len(payload))
 		copy(b[sealSize:], payload)
-		b[0] = recordFormat
-		binary.LittleEndian.PutUint32(b[1:], crc32.Checksum(payload, castagnoli))
-		checkDecode(t, b)
+		format := byte(checkpointFormat)
+		if json {
+			format = recordFormat
+		}
+		checkDecode(t, sealAs(b, format))
 	})
+}
+
+// jsonPayload is a format-2 record's payload as format 1 has it: the
+// same header, then the event as JSON.
+func jsonPayload(b []byte) ([]byte, error) {
+	_, ev, err := decodeCheckpoint(b)
+	if err != nil {
+		return nil, err
+	}
+	_, body, err := decodeHeader(b)
+	if err != nil {
+		return nil, err
+	}
+	js, err := state.EncodeEvent(ev)
+	if err != nil {
+		return nil, err
+	}
+	return append(bytes.Clone(b[sealSize:len(b)-len(body)]), js...), nil
 }
 
 func checkDecode(t *testing.T, b []byte) {
@@ -124,6 +147,10 @@ func checkDecode(t *testing.T, b []byte) {
 		t.Fatalf("accepted record does not encode: %v", err)
 	}
 	h2, ev2, err := decodeCheckpoint(again)
+	if h2.format != checkpointFormat {
+		t.Fatalf("a record was written in format %d", h2.format)
+	}
+	h2.format = h.format // a record of format 1 is written again in format 2
 	if err != nil || h2 != h || !reflect.DeepEqual(ev2, ev) {
 		t.Fatalf("round trip: %v\n%+v %+v\n%+v %+v", err, h, ev, h2, ev2)
 	}

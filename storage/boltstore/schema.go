@@ -12,7 +12,7 @@ import (
 	"retrace/storage"
 )
 
-// The layout, schema 3:
+// The layout, schema 4:
 //
 //	retrace/                 bucket: about the file
 //	    schema               uint32, big-endian
@@ -27,7 +27,8 @@ import (
 // checkpoints carried workspace files. Schema 2 is schema 3 without gaps:
 // its sessions hold every version from 1 to their count, which is what a
 // schema-2 build checks, so a file gc may have pruned must not look like
-// one to it (it would call the gaps damage).
+// one to it (it would call the gaps damage). Schema 3 is schema 4 with
+// every checkpoint in record format 1, its event as JSON.
 var (
 	metaBucket     = []byte("retrace")
 	schemaKey      = []byte("schema")
@@ -42,7 +43,7 @@ var (
 // an older build cannot know what a newer schema's records mean, and
 // writing beside them would lose what it does not know, such as the
 // contents a checkpoint refers to.
-const schemaVersion = 3
+const schemaVersion = 4
 
 // migrations[n] upgrades a file from schema n to n+1, inside the one
 // transaction that also records the new schema version. Schema 0 is a
@@ -66,6 +67,11 @@ var migrations = []func(tx *bolt.Tx) error{
 	},
 	// Schema 3 lets sessions have gaps gc made. A schema-2 file has none.
 	2: func(*bolt.Tx) error { return nil },
+	// Schema 4 writes checkpoints in record format 2 (record.go). Format 1
+	// records stay as they are and readable, so nothing is rewritten; the
+	// new number keeps older builds, which would call format 2 damage,
+	// from reading the file at all.
+	3: func(*bolt.Tx) error { return nil },
 }
 
 // readSchema returns the file's schema version.

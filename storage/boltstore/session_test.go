@@ -3,6 +3,7 @@ package boltstore_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -226,10 +227,12 @@ func TestSchemaRecord(t *testing.T) {
 	}{
 		{"no schema record", ours(nil), storage.ErrCorrupt, "the schema version is missing"},
 		{"a schema record of 3 bytes", ours([]byte{0, 0, 1}), storage.ErrCorrupt, "the schema version is missing"},
-		{"schema 4", ours([]byte{0, 0, 0, 4}), storage.ErrTooNew, "(schema 4; this retrace reads up to 3)"},
-		{"schema 2^32-1", ours([]byte{0xFF, 0xFF, 0xFF, 0xFF}), storage.ErrTooNew, "(schema 4294967295; this retrace reads up to 3)"},
-		{"schema 3 without its blobs bucket", func(tx *bolt.Tx) error {
-			if err := ours([]byte{0, 0, 0, 3})(tx); err != nil {
+		{"the next schema", ours(schemaRecord(boltstore.SchemaVersion + 1)), storage.ErrTooNew,
+			fmt.Sprintf("(schema %d; this retrace reads up to %d)", boltstore.SchemaVersion+1, boltstore.SchemaVersion)},
+		{"schema 2^32-1", ours([]byte{0xFF, 0xFF, 0xFF, 0xFF}), storage.ErrTooNew,
+			fmt.Sprintf("(schema 4294967295; this retrace reads up to %d)", boltstore.SchemaVersion)},
+		{"the current schema without its blobs bucket", func(tx *bolt.Tx) error {
+			if err := ours(schemaRecord(boltstore.SchemaVersion))(tx); err != nil {
 				return err
 			}
 			return tx.DeleteBucket([]byte("blobs"))
@@ -258,8 +261,8 @@ func TestSchemaRecord(t *testing.T) {
 			}
 		})
 	}
-	t.Run("schema 3 read without a write", func(t *testing.T) {
-		path := bboltFile(t, ours([]byte{0, 0, 0, 3}))
+	t.Run("the current schema read without a write", func(t *testing.T) {
+		path := bboltFile(t, ours(schemaRecord(boltstore.SchemaVersion)))
 		before := fileSum(t, path)
 		st, err := boltstore.Open(path, boltstore.Options{})
 		if err != nil {
@@ -288,8 +291,8 @@ func TestSchemaRecord(t *testing.T) {
 		}
 		defer db.Close()
 		err = db.View(func(tx *bolt.Tx) error {
-			if v := tx.Bucket([]byte("retrace")).Get([]byte("schema")); !bytes.Equal(v, []byte{0, 0, 0, 3}) {
-				t.Errorf("schema record %x; want 00000003", v)
+			if v, want := tx.Bucket([]byte("retrace")).Get([]byte("schema")), schemaRecord(boltstore.SchemaVersion); !bytes.Equal(v, want) {
+				t.Errorf("schema record %x; want %x", v, want)
 			}
 			for _, name := range []string{"sessions", "blobs"} {
 				if tx.Bucket([]byte(name)) == nil {
@@ -302,10 +305,10 @@ func TestSchemaRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Run("schema 0 upgraded to 2", func(t *testing.T) {
+	t.Run("schema 0 upgraded", func(t *testing.T) {
 		upgraded(t, bboltFile(t, func(*bolt.Tx) error { return nil }))
 	})
-	t.Run("schema 1 upgraded to 2", func(t *testing.T) {
+	t.Run("schema 1 upgraded", func(t *testing.T) {
 		upgraded(t, bboltFile(t, func(tx *bolt.Tx) error {
 			if err := ours([]byte{0, 0, 0, 1})(tx); err != nil {
 				return err
@@ -425,3 +428,6 @@ func TestStrayKeyAmongTheSessions(t *testing.T) {
 		t.Fatalf("verify: %v", err)
 	}
 }
+
+// schemaRecord is the schema record of schema v, as the file keeps it.
+func schemaRecord(v int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(v)) }

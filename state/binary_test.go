@@ -1,9 +1,13 @@
 package state_test
 
 import (
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -167,4 +171,81 @@ func BenchmarkDecodeEvent(b *testing.B) {
 			}
 		}
 	})
+}
+
+// Every refusal of a damaged body, and the edges that are still accepted.
+func TestEventBodyRefuses(t *testing.T) {
+	uv := func(n uint64) []byte { return binary.AppendUvarint(nil, n) }
+	sv := func(n int64) []byte { return binary.AppendVarint(nil, n) }
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	str := func(tag byte, s string) []byte { return cat([]byte{tag}, uv(uint64(len(s))), []byte(s)) }
+	sub := func(tag byte, body []byte) []byte { return cat([]byte{tag}, uv(uint64(len(body))), body) }
+	// A message list of one message with the given body (field 1 of an event).
+	message := func(body []byte) []byte { return cat([]byte{1, 1}, uv(uint64(len(body))), body) }
+	// A tool call (field 6 of an event) with the given body.
+	tool := func(body []byte) []byte { return sub(6, body) }
+	// A file change list of one change whose after image has the given body
+	// (field 13 of an event; field 3 of a change).
+	after := func(img []byte) []byte {
+		change := sub(3, img)
+		return cat([]byte{13, 1}, uv(uint64(len(change))), change)
+	}
+	at := func(sec int64, ns uint64) []byte { return cat([]byte{7}, sv(sec), uv(ns)) } // StartedAt
+	for _, c := range []struct {
+		name string
+		kind state.EventKind
+		body []byte
+		says string // empty: accepted
+	}{
+		{"nothing", state.UserMessage, nil, ""},
+		{"kind 0", 0, nil, "unknown kind 0"},
+		{"a kind past the last", 200, nil, "unknown kind 200"},
+		{"fields out of order", state.NoteSet, cat(str(8, "value"), str(7, "key")), "field 7 after field 8"},
+		{"a field twice", state.PlanSet, cat(str(2, "a"), str(2, "b")), "field 2 after field 2"},
+		{"field 0", state.PlanSet, []byte{0}, "field 0 after field 0"},
+		{"an unknown field", state.PlanSet, []byte{200}, "unknown field 200"},
+		{"a length cut short", state.PlanSet, []byte{2, 0x80}, "truncated"},
+		{"a string past the end", state.PlanSet, []byte{2, 5, 'a'}, "truncated"},
+		{"a string not UTF-8", state.PlanSet, str(2, "\xff"), "not valid UTF-8"},
+		{"a role not UTF-8", state.UserMessage, message(str(1, "\xff")), "not valid UTF-8"},
+		{"a role of our own", state.UserMessage, message(str(1, "critic")), ""},
+		{"an empty list", state.UserMessage, []byte{1, 0}, "list of 0 elements in 0 bytes"},
+		{"a list longer than its bytes", state.UserMessage, []byte{1, 5, 0}, "list of 5 elements in 1 bytes"},
+		{"an unknown field in a message", state.UserMessage, message([]byte{9}), "unknown field 9"},
+		{"an int cut short", state.StepStatus, []byte{4, 0x80}, "truncated"},
+		{"an unknown step status", state.StepStatus, str(5, "paused"), "unknown step status"},
+		{"a time cut short", state.ToolStarted, tool([]byte{7, 0x80}), "truncated"},
+		{"nanoseconds cut short", state.ToolStarted, tool(cat([]byte{7}, sv(1))), "truncated"},
+		{"a billion nanoseconds", state.ToolStarted, tool(at(1, 1e9)), "nanoseconds 1000000000 out of range"},
+		{"the last nanosecond", state.ToolStarted, tool(at(1, 1e9-1)), ""},
+		{"a time in year 10000", state.ToolStarted, tool(at(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), 0)), "time in year 10000"},
+		{"the last second of 9999", state.ToolStarted, tool(at(time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC).Unix(), 0)), ""},
+		{"a time before year 0", state.ToolStarted, tool(at(time.Date(-1, 12, 31, 23, 59, 59, 0, time.UTC).Unix(), 0)), "time in year -1"},
+		{"year 0", state.ToolStarted, tool(at(time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), 0)), ""},
+		{"a mode past 32 bits", state.ToolFinished, after(cat([]byte{3}, sv(1<<32))), "mode 4294967296 out of range"},
+		{"the largest mode", state.ToolFinished, after(cat([]byte{3}, sv(1<<32-1))), ""},
+		{"a negative mode", state.ToolFinished, after(cat([]byte{3}, sv(-1))), "mode -1 out of range"},
+		{"an image field unknown", state.ToolFinished, after([]byte{9}), "unknown field 9"},
+		{"a struct past the end", state.ToolStarted, []byte{6, 9, 1}, "truncated"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ev, err := state.DecodeEventBody(c.kind, time.Unix(0, 0), c.body)
+			if c.says == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if again := roundTrip(t, ev); !reflect.DeepEqual(again, ev) {
+					t.Fatalf("read back %+v, then %+v", ev, again)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("got %+v, %v; want an error saying %q", ev, err, c.says)
+			}
+			var ee *state.EventError
+			if !errors.As(err, &ee) {
+				t.Fatalf("%v is not an *EventError", err)
+			}
+		})
+	}
 }

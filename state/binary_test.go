@@ -200,6 +200,8 @@ func TestEventBodyRefuses(t *testing.T) {
 		{"nothing", state.UserMessage, nil, ""},
 		{"kind 0", 0, nil, "unknown kind 0"},
 		{"a kind past the last", 200, nil, "unknown kind 200"},
+		{"the kind after the last", afterLastKind(), nil, fmt.Sprintf("unknown kind %d", afterLastKind())},
+		{"the last kind", afterLastKind() - 1, nil, ""},
 		{"fields out of order", state.NoteSet, cat(str(8, "value"), str(7, "key")), "field 7 after field 8"},
 		{"a field twice", state.PlanSet, cat(str(2, "a"), str(2, "b")), "field 2 after field 2"},
 		{"field 0", state.PlanSet, []byte{0}, "field 0 after field 0"},
@@ -211,6 +213,7 @@ func TestEventBodyRefuses(t *testing.T) {
 		{"a role of our own", state.UserMessage, message(str(1, "critic")), ""},
 		{"an empty list", state.UserMessage, []byte{1, 0}, "list of 0 elements in 0 bytes"},
 		{"a list longer than its bytes", state.UserMessage, []byte{1, 5, 0}, "list of 5 elements in 1 bytes"},
+		{"a list of one empty message", state.UserMessage, []byte{1, 1, 0}, ""},
 		{"an unknown field in a message", state.UserMessage, message([]byte{9}), "unknown field 9"},
 		{"an int cut short", state.StepStatus, []byte{4, 0x80}, "truncated"},
 		{"an unknown step status", state.StepStatus, str(5, "paused"), "unknown step status"},
@@ -225,6 +228,7 @@ func TestEventBodyRefuses(t *testing.T) {
 		{"a mode past 32 bits", state.ToolFinished, after(cat([]byte{3}, sv(1<<32))), "mode 4294967296 out of range"},
 		{"the largest mode", state.ToolFinished, after(cat([]byte{3}, sv(1<<32-1))), ""},
 		{"a negative mode", state.ToolFinished, after(cat([]byte{3}, sv(-1))), "mode -1 out of range"},
+		{"a mode of 0 written out", state.ToolFinished, after(cat([]byte{3}, sv(0))), ""},
 		{"an image field unknown", state.ToolFinished, after([]byte{9}), "unknown field 9"},
 		{"a struct past the end", state.ToolStarted, []byte{6, 9, 1}, "truncated"},
 	} {
@@ -248,4 +252,15 @@ func TestEventBodyRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// afterLastKind is the first kind past the ones there are.
+func afterLastKind() state.EventKind {
+	k := state.EventKind(1)
+	for ; k < 255; k++ {
+		if _, err := state.ParseEventKind(k.String()); err != nil {
+			break
+		}
+	}
+	return k
 }

@@ -101,6 +101,7 @@ func (s *Store) write(ctx context.Context, id string, version int, claimed bool,
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var l locked
 		var schema int
+		var alive bool
 		var at struct {
 			version, parent *int
 			phase, kind     *string
@@ -113,7 +114,7 @@ func (s *Store) write(ctx context.Context, id string, version int, claimed bool,
 			FROM retrace_sessions s LEFT JOIN retrace_checkpoints c ON c.session_id = s.id AND c.version = $2
 			WHERE s.id = $1 FOR UPDATE OF s`, args...).Scan(
 			&l.row.id, &l.row.title, &l.row.model, &l.row.wspace, &l.row.created, &l.row.updated, &l.row.head,
-			&l.row.versions, &l.row.phase, &l.row.removed, &l.row.crc, &schema, &lost,
+			&l.row.versions, &l.row.phase, &l.row.removed, &l.row.crc, &schema, &alive,
 			&at.version, &at.parent, &at.phase, &at.kind, &at.ns, &at.bodyCRC, &at.crc)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return s.notFound(id)
@@ -124,7 +125,8 @@ func (s *Store) write(ctx context.Context, id string, version int, claimed bool,
 		if err := s.checkSchema(schema); err != nil {
 			return err
 		}
-		if lost = !lost; lost {
+		if !alive {
+			lost = true
 			return ErrClaimLost
 		}
 		if _, err := s.info(l.row); err != nil {

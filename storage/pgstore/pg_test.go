@@ -107,3 +107,13 @@ func sql(t *testing.T, loc, query string, args ...any) {
 		t.Fatalf("%s: %v", query, err)
 	}
 }
+
+func connect(t *testing.T, loc string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}

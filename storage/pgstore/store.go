@@ -135,7 +135,9 @@ func passwordIn(conn string) string {
 var dsnPassword = regexp.MustCompile(`(?:^|\s)password\s*=\s*('[^']*'|\S+)`)
 
 // scrubbed is an error whose text has the password taken out; errors.Is
-// and As still see what it wraps.
+// and As still see what it wraps. pgx (5.12) already redacts passwords
+// from the errors it makes; this keeps that true whatever a later pgx, or
+// an error it wraps, says.
 type scrubbed struct {
 	err    error
 	secret string

@@ -61,11 +61,19 @@ func lockHeld(key, pid, start string) string {
 	  AND l.pid = ` + pid + ` AND a.backend_start = ` + start + `)`
 }
 
-// Claim makes this store the session's writer.
+// Claim makes this store the session's writer. A claim this store holds
+// already is checked to be alive, and taken afresh if its connection was
+// lost (writes find that out for themselves; see claim).
 func (s *Store) Claim(ctx context.Context, id string) error {
 	if _, err := s.Session(ctx, id); err != nil {
 		return err
 	}
+	s.claimMu.Lock()
+	if c, ok := s.claims[id]; ok && c.conn.Ping(ctx) != nil {
+		delete(s.claims, id)
+		c.conn.Close(context.Background())
+	}
+	s.claimMu.Unlock()
 	return s.autoClaim(ctx, id)
 }
 

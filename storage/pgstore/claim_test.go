@@ -60,29 +60,7 @@ func TestLostClaimStopsWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn := connect(t, loc)
-	var backend int32
-	if err := conn.QueryRow(ctx, "SELECT backend_pid FROM retrace_claims WHERE session_id = $1", info.ID).Scan(&backend); err != nil {
-		t.Fatalf("the claim's row: %v", err)
-	}
-	if _, err := conn.Exec(ctx, "SELECT pg_terminate_backend($1)", backend); err != nil {
-		t.Fatal(err)
-	}
-	// The backend exits in its own time: wait, with a deadline, until it
-	// no longer holds any lock.
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		var held bool
-		if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1 AND locktype = 'advisory')", backend).Scan(&held); err != nil {
-			t.Fatal(err)
-		}
-		if !held {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("backend %d still holds its lock 30 s after it was terminated", backend)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	endClaim(t, loc, info.ID)
 
 	plan := state.Event{Kind: state.PlanSet, At: at.Add(time.Second), Plan: []state.Step{{Text: "one step"}}}
 	_, err = first.Append(ctx, info.ID, s.Version, plan)
@@ -101,5 +79,52 @@ func TestLostClaimStopsWrites(t *testing.T) {
 	}
 	if _, err := second.Append(ctx, info.ID, s.Version, plan); err != nil {
 		t.Fatalf("the new holder's append: %v", err)
+	}
+}
+
+// An explicit Claim does not take a claim whose connection was lost for a
+// live one: it claims afresh, and the writes after it go in.
+func TestClaimAgainAfterLostConnection(t *testing.T) {
+	loc := newDatabase(t)
+	st := openPG(t, loc, pgstore.Options{})
+	info, err := st.Create(ctx, storage.NewSession{Title: "again"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	endClaim(t, loc, info.ID)
+	if err := st.Claim(ctx, info.ID); err != nil {
+		t.Fatalf("claim again after the claim's connection ended: %v", err)
+	}
+	if _, err := st.Append(ctx, info.ID, 0, hello(ctxTime)); err != nil {
+		t.Fatalf("append after claiming again: %v", err)
+	}
+}
+
+// endClaim terminates the backend of the claim on session id, as a
+// network cut or a server restart would end it, and waits (with a
+// deadline) until the backend holds no lock any more: it exits in its own
+// time.
+func endClaim(t *testing.T, loc, id string) {
+	t.Helper()
+	conn := connect(t, loc)
+	var backend int32
+	if err := conn.QueryRow(ctx, "SELECT backend_pid FROM retrace_claims WHERE session_id = $1", id).Scan(&backend); err != nil {
+		t.Fatalf("the claim's row: %v", err)
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_terminate_backend($1)", backend); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var held bool
+		if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1 AND locktype = 'advisory')", backend).Scan(&held); err != nil {
+			t.Fatal(err)
+		}
+		if !held {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("backend %d still holds its lock 30 s after it was terminated", backend)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -139,7 +139,7 @@ func (s *Store) busy(ctx context.Context, conn *pgx.Conn, id string) error {
 		WHERE session_id = $2 AND `+lockHeld("$1", "c.backend_pid", "c.backend_start"), lockKey(id), id).Scan(&host, &pid)
 	if err == nil {
 		be.PID = pid
-		return fmt.Errorf("%s (held from host %s, pid %d): %w", s.where, host, pid, be)
+		return fmt.Errorf("%s: claim held from host %s by pid %d: %w", s.where, host, pid, be)
 	}
 	return fmt.Errorf("%s: %w", s.where, be)
 }

@@ -1,0 +1,101 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"retrace/state"
+	"retrace/storage"
+)
+
+// Import keeps an exported session, checked whole first, in one
+// transaction: the session is visible complete or not at all. The
+// checkpoints go in by COPY, so a session of many thousands costs one
+// round of the wire, not one per checkpoint.
+func (s *Store) Import(ctx context.Context, ex storage.Export) (storage.SessionInfo, error) {
+	records, err := storage.CheckImport(ex)
+	if err != nil {
+		return storage.SessionInfo{}, err
+	}
+	in := ex.Session
+	id := in.ID
+	if id == "" {
+		id = newID() // 64 random bits: the insert below checks anyway
+	} else if !validID.MatchString(id) {
+		return storage.SessionInfo{}, fmt.Errorf("import: session id %q is not one retrace makes (1 to 64 letters, digits, - or _): %w", id, storage.ErrInvalid)
+	}
+	row := sessionRow{id: id, title: in.Title, model: in.Model, wspace: in.Workspace,
+		head: in.Head, versions: in.Versions, phase: in.Phase.String(), removed: gapsOf(records, in.Versions)}
+	if row.created, err = nanos(in.CreatedAt); err == nil {
+		row.updated, err = nanos(in.UpdatedAt)
+	}
+	if err != nil {
+		return storage.SessionInfo{}, fmt.Errorf("import: the session's times: %w", err)
+	}
+	cps := make([][]any, len(records))
+	var blobs []state.Blob
+	for i, r := range records {
+		// CheckImport hashed every content and put each in the event of
+		// the first checkpoint that refers to it.
+		blobs = append(blobs, r.Data.Blobs...)
+		rec, err := encodeCheckpoint(id, r.Version, r.Parent, r.Phase, r.Data)
+		if err != nil {
+			return storage.SessionInfo{}, fmt.Errorf("import: version %d: %v: %w", r.Version, err, storage.ErrInvalid)
+		}
+		cps[i] = []any{id, rec.version, rec.parent, rec.phase, rec.kind, rec.at, rec.body, rec.bodyCRC, rec.crc}
+	}
+
+	_, ours := s.claimOf(id)
+	if err := s.autoClaim(ctx, id); err != nil {
+		return storage.SessionInfo{}, err
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		ok, err := insertSession(ctx, tx, row)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: %s holds session %s already; delete it first ('retrace rm %s') or import a copy under a new id (--new-id)", storage.ErrSessionExists, s.where, id, id)
+		}
+		if err := putBlobs(ctx, tx, blobs); err != nil {
+			return err
+		}
+		_, err = tx.CopyFrom(ctx, pgx.Identifier{"retrace_checkpoints"},
+			[]string{"session_id", "version", "parent", "phase", "kind", "at_ns", "body", "body_crc", "crc"},
+			pgx.CopyFromRows(cps))
+		return err
+	})
+	if !ours {
+		// The claim kept anyone from writing the session while it was
+		// made; a claim the caller held before stays theirs.
+		_ = s.Release(id)
+	}
+	if err != nil {
+		return storage.SessionInfo{}, s.errorf("import session %s into %s: %w", id, s.where, err)
+	}
+	return s.info(row.sealed())
+}
+
+// gapsOf is the runs of versions, up to count, that records lack (what
+// `retrace gc --branches` removed before the export was made), as the
+// flattened [first, last] pairs a session's row keeps.
+func gapsOf(records []storage.Record, count int) []int32 {
+	held := make(map[int]bool, len(records))
+	for _, r := range records {
+		held[r.Version] = true
+	}
+	out := []int32{}
+	for v := 1; v <= count; v++ {
+		if held[v] {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1] == int32(v-1) {
+			out[n-1] = int32(v)
+		} else {
+			out = append(out, int32(v), int32(v))
+		}
+	}
+	return out
+}

@@ -94,11 +94,17 @@ func (e *ConflictError) Unwrap() error { return ErrConflict }
 type BusyError struct {
 	Session string
 	PID     int // 0 when the holder could not be told
+	// Host is the holder's machine, where the store is shared across
+	// machines (pgstore); empty for a file on this one.
+	Host string
 }
 
 func (e *BusyError) Error() string {
 	holder := "another retrace process"
-	if e.PID > 0 {
+	switch {
+	case e.PID > 0 && e.Host != "":
+		holder = fmt.Sprintf("another retrace process (pid %d on %s)", e.PID, e.Host)
+	case e.PID > 0:
 		holder = fmt.Sprintf("another retrace process (pid %d)", e.PID)
 	}
 	return fmt.Sprintf("session %s is in use by %s; open it read-only or close it there first", e.Session, holder)

@@ -133,14 +133,8 @@ func (s *Store) takeClaim(ctx context.Context, id string) (*claim, error) {
 // holder's pid and host when its row is that backend's.
 func (s *Store) busy(ctx context.Context, conn *pgx.Conn, id string) error {
 	be := &storage.BusyError{Session: id}
-	var host string
-	var pid int
-	err := conn.QueryRow(ctx, `SELECT host, pid FROM retrace_claims c
-		WHERE session_id = $2 AND `+lockHeld("$1", "c.backend_pid", "c.backend_start"), lockKey(id), id).Scan(&host, &pid)
-	if err == nil {
-		be.PID = pid
-		return fmt.Errorf("%s: claim held from host %s by pid %d: %w", s.where, host, pid, be)
-	}
+	_ = conn.QueryRow(ctx, `SELECT host, pid FROM retrace_claims c
+		WHERE session_id = $2 AND `+lockHeld("$1", "c.backend_pid", "c.backend_start"), lockKey(id), id).Scan(&be.Host, &be.PID)
 	return fmt.Errorf("%s: %w", s.where, be)
 }
 

@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -16,8 +17,8 @@ func hello(at time.Time) state.Event {
 	return state.Event{Kind: state.UserMessage, At: at, Messages: []state.Message{{Role: state.RoleUser, Content: "hello"}}}
 }
 
-// A second store's claim is refused naming the holder: its pid, and its
-// host in the message.
+// A second store's claim is refused naming the holder: its pid and its
+// host, in the error and in its message.
 func TestClaimRefusedNamesHolder(t *testing.T) {
 	loc := newDatabase(t)
 	first := openPG(t, loc, pgstore.Options{Host: "first-host"})
@@ -28,10 +29,10 @@ func TestClaimRefusedNamesHolder(t *testing.T) {
 	}
 	err = second.Claim(ctx, info.ID)
 	var be *storage.BusyError
-	if !errors.As(err, &be) || be.Session != info.ID || be.PID != os.Getpid() {
-		t.Fatalf("second claim: %v; want a BusyError naming session %s and pid %d", err, info.ID, os.Getpid())
+	if !errors.As(err, &be) || be.Session != info.ID || be.PID != os.Getpid() || be.Host != "first-host" {
+		t.Fatalf("second claim: %v; want a BusyError naming session %s, pid %d on first-host", err, info.ID, os.Getpid())
 	}
-	if !strings.Contains(err.Error(), "first-host") {
+	if want := fmt.Sprintf("pid %d on first-host", os.Getpid()); !strings.Contains(err.Error(), want) {
 		t.Fatalf("second claim: %q does not name the holder's host", err)
 	}
 	// Close releases: the second store claims at once.

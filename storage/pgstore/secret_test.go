@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"retrace/storage/pgstore"
+	"retrace/storage/pgstore/pgtest"
 )
 
 var ctxTime = time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
@@ -33,7 +34,7 @@ func TestPasswordNeverShown(t *testing.T) {
 		t.Fatalf("String shows the password: %s", st)
 	}
 	wrong := withPassword(t, loc)
-	missing := withPassword(t, withDatabase(t, loc, "retrace_no_such_database"))
+	missing := withPassword(t, pgtest.WithDatabase(loc, "retrace_no_such_database"))
 	for name, conn := range map[string]string{
 		"wrong password":       wrong,
 		"missing database":     missing,

@@ -105,6 +105,17 @@ func (s *Store) Close() error {
 	return errors.Join(errs...)
 }
 
+// Redact returns a database's URL (or key=value settings) as errors and
+// messages may show it: without its password. What does not parse is
+// shown as "a PostgreSQL database", for it may hold the password anywhere.
+func Redact(conn string) string {
+	cfg, err := pgx.ParseConfig(conn)
+	if err != nil {
+		return "a PostgreSQL database"
+	}
+	return describe(cfg)
+}
+
 // describe names a database as a URL without the password.
 func describe(cc *pgx.ConnConfig) string {
 	u := url.URL{Scheme: "postgres", User: url.User(cc.User), Path: "/" + cc.Database}

@@ -1,0 +1,74 @@
+// Package pgtest gives tests a PostgreSQL database of their own, on the
+// server RETRACE_PG_URL names (.ci/postgres starts a private one), or
+// skips them with one line saying how to run them.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// SkipHow is what a test without a server says.
+const SkipHow = "set RETRACE_PG_URL to run the PostgreSQL tests, e.g. export $(.ci/postgres start) — see .ci/postgres"
+
+// ServerURL is the server the tests run against, or a skip.
+func ServerURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv("RETRACE_PG_URL")
+	if u == "" {
+		t.Skip(SkipHow)
+	}
+	return u
+}
+
+// NewDatabase makes a fresh, empty database on the test server, dropped
+// when the test ends, and returns its URL: as isolated as a temp file
+// (advisory locks are per database too).
+func NewDatabase(t testing.TB) string {
+	t.Helper()
+	base := ServerURL(t)
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("connect to the test server: %v", err)
+	}
+	defer admin.Close(ctx)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "retrace_test_" + hex.EncodeToString(b[:])
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create database %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		admin, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Errorf("drop database %s: %v", name, err)
+			return
+		}
+		defer admin.Close(ctx)
+		if _, err := admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("drop database %s: %v", name, err)
+		}
+	})
+	return WithDatabase(base, name)
+}
+
+// WithDatabase is conn (a URL or key=value settings) with its database
+// replaced.
+func WithDatabase(conn, name string) string {
+	if u, err := url.Parse(conn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		u.Path = "/" + name
+		q := u.Query()
+		q.Del("dbname")
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	return strings.TrimSpace(conn) + " dbname=" + name
+}

@@ -10,7 +10,6 @@ import (
 
 	"retrace/state/transcript"
 	"retrace/storage"
-	"retrace/storage/boltstore"
 )
 
 // Exit codes.
@@ -99,7 +98,7 @@ func leadingWords(args []string) []string {
 func (cmd command) execute(ctx context.Context, args []string, c *cli) int {
 	stdout, stderr := c.stdout, c.stderr
 	fs := flag.NewFlagSet("retrace "+cmd.name, flag.ContinueOnError)
-	fs.StringVar(&c.db, "db", "", "database file (default $XDG_DATA_HOME/retrace/retrace.db)")
+	fs.StringVar(&c.db, "db", "", "database: a file, or a postgres:// URL (default $RETRACE_DB, the config's database, or $XDG_DATA_HOME/retrace/retrace.db)")
 	runFn := cmd.setup(fs)
 	// The flag package would print errors and usage itself; we say each
 	// in one line of our own.
@@ -198,8 +197,9 @@ commands:
 		fmt.Fprintf(w, "  %-22s %s\n", cmd.name+" "+cmd.args, cmd.summary)
 	}
 	fmt.Fprint(w, `
-Every command takes --db PATH (default $XDG_DATA_HOME/retrace/retrace.db) and
---help. A session ID may be shortened to any prefix that names one session.
+Every command takes --db PATH|URL (a file, or postgres://...; default
+$RETRACE_DB, the config file's database, or $XDG_DATA_HOME/retrace/retrace.db)
+and --help. A session ID may be shortened to any prefix that names one session.
 'retrace --demo' needs no API key. Words that name no command are a prompt:
 'retrace "fix the tests"' starts a session with that message; after --
 every word is.
@@ -207,33 +207,16 @@ every word is.
 the interface's flags:
 `)
 	fs := flag.NewFlagSet("retrace", flag.ContinueOnError)
-	fs.String("db", "", "database file (default $XDG_DATA_HOME/retrace/retrace.db)")
+	fs.String("db", "", "database: a file, or a postgres:// URL (default $RETRACE_DB, the config's database, or $XDG_DATA_HOME/retrace/retrace.db)")
 	interactive.setup(fs)
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 }
 
-// dbPath is the database the command line names: --db, or the default.
-func (c *cli) dbPath() (string, error) {
-	if c.db != "" {
-		return c.db, nil
-	}
-	return storage.DefaultPath()
-}
-
-// openStore opens the database the command line names.
-func (c *cli) openStore() (*boltstore.Store, error) {
-	path, err := c.dbPath()
-	if err != nil {
-		return nil, err
-	}
-	return boltstore.Open(path, boltstore.Options{})
-}
-
 // openSession opens the database and finds the session an id or prefix
 // names. The caller closes the store.
-func (c *cli) openSession(ctx context.Context, idOrPrefix string) (*boltstore.Store, storage.SessionInfo, error) {
-	st, err := c.openStore()
+func (c *cli) openSession(ctx context.Context, idOrPrefix string) (storage.Store, storage.SessionInfo, error) {
+	st, err := c.openStore(ctx)
 	if err != nil {
 		return nil, storage.SessionInfo{}, err
 	}

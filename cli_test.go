@@ -53,12 +53,19 @@ func (r result) ok(t *testing.T) result {
 func fixture(t *testing.T) (db, forked, other string) {
 	t.Helper()
 	db = filepath.Join(t.TempDir(), "retrace.db")
-	ctx := context.Background()
 	st, err := boltstore.Open(db, boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	forked, other = fixtureIn(t, st)
+	return db, forked, other
+}
+
+// fixtureIn writes fixture's sessions into st.
+func fixtureIn(t *testing.T, st storage.Store) (forked, other string) {
+	t.Helper()
+	ctx := context.Background()
 	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	turn := func(s state.State, q, a string) state.State {
 		cur := storage.NewCursor(st, s)
@@ -88,7 +95,7 @@ func fixture(t *testing.T) (db, forked, other string) {
 		t.Fatal(err)
 	}
 	turn(state.New(b.ID), "hi", "hello")
-	return db, a.ID, b.ID
+	return a.ID, b.ID
 }
 
 func TestHelp(t *testing.T) {

@@ -29,6 +29,9 @@ func benchCmd(fset *flag.FlagSet) func(context.Context, *cli, []string) error {
 		if err != nil {
 			return err
 		}
+		if isDatabaseURL(c.db) {
+			return usagef("bench measures a new database file: --db takes a path where one may be made, not a PostgreSQL URL")
+		}
 		dir, cleanup, err := benchDir(c.db)
 		if err != nil {
 			return err

@@ -84,7 +84,7 @@ func gcCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		if len(keep) > 0 && !opts.Branches {
 			return usagef("--keep names versions --branches keeps; give --branches too")
 		}
-		st, err := c.openStore()
+		st, err := c.openFile("gc")
 		if err != nil {
 			return err
 		}
@@ -145,7 +145,7 @@ func printGC(w io.Writer, rep boltstore.GCReport, now time.Time) {
 
 func compactCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 	return func(ctx context.Context, c *cli, _ []string) error {
-		st, err := c.openStore()
+		st, err := c.openFile("compact")
 		if err != nil {
 			return err
 		}

@@ -32,7 +32,7 @@ func importCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		if *newID {
 			ex.Session.ID = ""
 		}
-		st, err := c.openStore()
+		st, err := c.openStore(ctx)
 		if err != nil {
 			return err
 		}

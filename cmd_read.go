@@ -18,7 +18,7 @@ import (
 func sessionsCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	asJSON := fs.Bool("json", false, "print JSON: a list of {id, title, model, workspace, created_at, updated_at, head, versions, phase}")
 	return func(ctx context.Context, c *cli, _ []string) error {
-		st, err := c.openStore()
+		st, err := c.openStore(ctx)
 		if err != nil {
 			return err
 		}
@@ -34,7 +34,7 @@ func sessionsCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			return writeJSON(c, list)
 		}
 		if len(list) == 0 {
-			fmt.Fprintf(c.stdout, "no sessions in %s\n", st.Path())
+			fmt.Fprintf(c.stdout, "no sessions in %s\n", storeName(st))
 			return nil
 		}
 		return renderSessions(c.stdout, list)

@@ -51,7 +51,7 @@ func runTask(ctx context.Context, c *cli, f runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := c.openStore()
+	st, err := c.openStore(ctx)
 	if err != nil {
 		return err
 	}

@@ -75,7 +75,7 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	if err != nil {
 		return err
 	}
-	st, err := c.openStore()
+	st, err := c.openStore(ctx)
 	if err != nil {
 		return err
 	}

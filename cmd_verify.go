@@ -17,7 +17,7 @@ import (
 // writing to a file a crashed writer left.
 func verifyCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 	return func(ctx context.Context, c *cli, _ []string) error {
-		path, err := c.dbPath()
+		path, err := c.dbFile("verify")
 		if err != nil {
 			return err
 		}

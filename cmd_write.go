@@ -113,7 +113,7 @@ func rmCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 
 func recoverCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 	return func(ctx context.Context, c *cli, args []string) error {
-		src, err := c.dbPath()
+		src, err := c.dbFile("recover")
 		if err != nil {
 			return err
 		}

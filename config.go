@@ -73,6 +73,10 @@ type fileConfig struct {
 	// MaxFileMiB caps the size of a file whose content is kept for a
 	// rollback.
 	MaxFileMiB int `toml:"max_file_mib"`
+	// Database is where sessions are kept when neither --db nor
+	// RETRACE_DB says: a file, or a postgres:// URL (store_location.go
+	// reads it).
+	Database string `toml:"database"`
 }
 
 const (

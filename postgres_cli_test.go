@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"retrace/storage"
+	"retrace/storage/boltstore"
+	"retrace/storage/pgstore"
+	"retrace/storage/pgstore/pgtest"
+)
+
+// Every command that reads or writes sessions works the same on a
+// PostgreSQL database as on a file: the same sessions, written into both,
+// read back alike through sessions, show (and --json), log and both
+// exports, and take the same writes.
+func TestCommandsOnPostgres(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "retrace.db")
+	bolt, err := boltstore.Open(file, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fForked, fOther := fixtureIn(t, bolt)
+	bolt.Close()
+	pg, err := pgstore.Open(ctx, url, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pForked, pOther := fixtureIn(t, pg)
+	pg.Close()
+
+	// Ids are random: each side's are named alike before comparing.
+	same := func(out, forked, other string) string {
+		return strings.NewReplacer(forked, "FORKED", other, "OTHER").Replace(out)
+	}
+	for _, args := range [][]string{
+		{"sessions"},
+		{"sessions", "--json"},
+		{"show", "%F"},
+		{"show", "%F", "--json"},
+		{"show", "%F", "--version", "3"},
+		{"log", "%F"},
+		{"export", "%F"},
+		{"export", "%F", "--format", "md"},
+		{"show", "%O"},
+	} {
+		run := func(db, forked, other string) string {
+			a := []string{}
+			for _, x := range args {
+				a = append(a, strings.NewReplacer("%F", forked, "%O", other).Replace(x))
+			}
+			return same(retrace(t, append(a, "--db", db)...).ok(t).stdout, forked, other)
+		}
+		if fromFile, fromPG := run(file, fForked, fOther), run(url, pForked, pOther); fromFile != fromPG {
+			t.Errorf("retrace %s differs:\nfile:\n%s\npostgres:\n%s", strings.Join(args, " "), fromFile, fromPG)
+		}
+	}
+
+	// Writes: a rollback, then the session read back at its new head.
+	retrace(t, "rollback", pForked, "1", "--db", url).ok(t)
+	var list []storage.SessionInfo
+	if err := json.Unmarshal([]byte(retrace(t, "sessions", "--json", "--db", url).ok(t).stdout), &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list {
+		if s.ID == pForked && (s.Head != 1 || s.Versions != 6) {
+			t.Errorf("after rollback to v1: head v%d of %d versions", s.Head, s.Versions)
+		}
+	}
+	retrace(t, "rm", pOther, "--db", url).ok(t)
+	if r := retrace(t, "show", pOther, "--db", url); r.code == exitOK || !strings.Contains(r.stderr, "no session") {
+		t.Errorf("show of a removed session: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+// RETRACE_DB and the config file's database name the database when --db
+// does not, in that order.
+func TestDatabaseChosenByEnvironmentAndConfig(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	pg, err := pgstore.Open(ctx, url, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forked, _ := fixtureIn(t, pg)
+	pg.Close()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
+	t.Setenv("RETRACE_DB", url)
+	if out := retrace(t, "sessions").ok(t).stdout; !strings.Contains(out, forked) {
+		t.Errorf("RETRACE_DB: sessions lists\n%s", out)
+	}
+	t.Setenv("RETRACE_DB", "")
+	if out := retrace(t, "sessions").ok(t).stdout; strings.Contains(out, forked) {
+		t.Errorf("without RETRACE_DB, the default file lists\n%s", out)
+	}
+	cfg := filepath.Join(home, ".config", "retrace", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte("database = \""+url+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := retrace(t, "sessions").ok(t).stdout; !strings.Contains(out, forked) {
+		t.Errorf("config database: sessions lists\n%s", out)
+	}
+	file := filepath.Join(home, "other.db")
+	if out := retrace(t, "sessions", "--db", file).ok(t).stdout; strings.Contains(out, forked) {
+		t.Errorf("--db beats the config, yet sessions lists\n%s", out)
+	}
+}
+
+// The commands that work on the file itself refuse a PostgreSQL database
+// in one line that names it without its password, and change nothing.
+func TestFileCommandsRefusePostgres(t *testing.T) {
+	url := "postgres://retrace:hunter2-secret@db.example:5432/sessions"
+	for _, args := range [][]string{
+		{"gc", "--older-than", "90d"},
+		{"compact"},
+		{"verify"},
+		{"recover", filepath.Join(t.TempDir(), "new.db")},
+		{"bench", "--turns", "1"},
+	} {
+		r := retrace(t, append(args, "--db", url)...)
+		if r.code == exitOK || strings.Contains(r.stderr+r.stdout, "hunter2") {
+			t.Errorf("retrace %s on a URL: exit %d\n%s%s", args[0], r.code, r.stdout, r.stderr)
+		}
+		if args[0] != "bench" && !strings.Contains(r.stderr, "postgres://retrace@db.example:5432/sessions is a PostgreSQL database") {
+			t.Errorf("retrace %s on a URL says:\n%s", args[0], r.stderr)
+		}
+	}
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"retrace/storage"
+	"retrace/storage/boltstore"
+	"retrace/storage/pgstore"
+)
+
+// The database a command works on is, first found: --db, $RETRACE_DB,
+// the config file's `database`, the default file. Each names a bbolt file
+// by its path or a PostgreSQL database by a postgres:// URL; every
+// command that reads or writes sessions works the same on both.
+
+// isDatabaseURL reports whether loc names a PostgreSQL database rather
+// than a file.
+func isDatabaseURL(loc string) bool {
+	return strings.HasPrefix(loc, "postgres://") || strings.HasPrefix(loc, "postgresql://")
+}
+
+// dbLocation is the database the command line names.
+func (c *cli) dbLocation() (string, error) {
+	if c.db != "" {
+		return c.db, nil
+	}
+	if loc := os.Getenv("RETRACE_DB"); loc != "" {
+		return loc, nil
+	}
+	loc, err := configDatabase(defaultConfigPath(os.Getenv))
+	if err != nil || loc != "" {
+		return loc, err
+	}
+	return storage.DefaultPath()
+}
+
+// configDatabase reads the database setting of the config file at path:
+// "" when there is no file or no setting.
+func configDatabase(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	var fc struct {
+		Database string `toml:"database"`
+	}
+	_, err := toml.DecodeFile(path, &fc)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("config %s: %s", path, oneLine(err.Error()))
+	}
+	return fc.Database, nil
+}
+
+// openStore opens the database the command line names.
+func (c *cli) openStore(ctx context.Context) (storage.Store, error) {
+	loc, err := c.dbLocation()
+	if err != nil {
+		return nil, err
+	}
+	if isDatabaseURL(loc) {
+		return pgstore.Open(ctx, loc, pgstore.Options{})
+	}
+	return boltstore.Open(loc, boltstore.Options{})
+}
+
+// dbFile is the database file the command line names, for the commands
+// that work on the file itself (gc, compact, verify, recover): a
+// PostgreSQL database is refused, named without its password.
+func (c *cli) dbFile(command string) (string, error) {
+	loc, err := c.dbLocation()
+	if err != nil {
+		return "", err
+	}
+	if isDatabaseURL(loc) {
+		return "", fmt.Errorf("%s works on a database file, and %s is a PostgreSQL database: keep its space with PostgreSQL's own tools (VACUUM), check it with theirs", command, pgstore.Redact(loc))
+	}
+	return loc, nil
+}
+
+// openFile opens the database file the command line names (see dbFile).
+func (c *cli) openFile(command string) (*boltstore.Store, error) {
+	path, err := c.dbFile(command)
+	if err != nil {
+		return nil, err
+	}
+	return boltstore.Open(path, boltstore.Options{})
+}
+
+// storeName names where a store keeps its sessions, never with a password.
+func storeName(st storage.Store) string {
+	switch s := st.(type) {
+	case *boltstore.Store:
+		return s.Path()
+	case *pgstore.Store:
+		return s.String()
+	}
+	return "the database"
+}

@@ -42,6 +42,7 @@ var commands = []command{
 	{name: "diff", args: "ID A B", nargs: 3, summary: "the unified diff of the workspace files a session changed, from version A to version B", setup: diffCmd},
 	{name: "export", args: "ID", nargs: 1, summary: "write a session to stdout as JSON (every version) or markdown (the head)", setup: exportCmd},
 	{name: "import", args: "FILE.json", nargs: 1, summary: "keep a session 'export --format json' wrote (FILE.json, or - for stdin) in the database, every version and branch; --new-id for a copy beside one it holds", setup: importCmd},
+	{name: "copy", args: "--to DB [ID...]", nargs: -1, summary: "copy sessions (all, or those named) with every version, branch and file content to another database, a file or a postgres:// URL", setup: copyCmd},
 	{name: "rm", args: "ID", nargs: 1, summary: "delete a session and all its versions", setup: rmCmd},
 	{name: "gc", summary: "remove sessions not updated for a while (--older-than 90d) and abandoned branches (--branches); --dry-run lists what would go", setup: gcCmd},
 	{name: "compact", summary: "rewrite the database without its free pages, giving the space gc freed back to the disk", setup: compactCmd},

@@ -66,10 +66,23 @@ func (c *cli) openStore(ctx context.Context) (storage.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	return openLocation(ctx, loc)
+}
+
+// openLocation opens the database loc names: a file, or a postgres:// URL.
+func openLocation(ctx context.Context, loc string) (storage.Store, error) {
 	if isDatabaseURL(loc) {
 		return pgstore.Open(ctx, loc, pgstore.Options{})
 	}
 	return boltstore.Open(loc, boltstore.Options{})
+}
+
+// locationName is loc as messages may show it: a URL without its password.
+func locationName(loc string) string {
+	if isDatabaseURL(loc) {
+		return pgstore.Redact(loc)
+	}
+	return loc
 }
 
 // dbFile is the database file the command line names, for the commands

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+
+	"retrace/storage"
+)
+
+// copyCmd copies sessions from one database to another, a file or
+// PostgreSQL on either side, each whole (every version, branch and file
+// content) through export and import, under its own id.
+func copyCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
+	from := fs.String("from", "", "the database to copy from: a file or a postgres:// URL (default: --db's, as for any command)")
+	to := fs.String("to", "", "the database to copy into: a file (made if missing) or a postgres:// URL")
+	return func(ctx context.Context, c *cli, ids []string) error {
+		if *to == "" {
+			return usagef("copy needs --to: the database to copy into")
+		}
+		src := *from
+		if src == "" {
+			var err error
+			if src, err = c.dbLocation(); err != nil {
+				return err
+			}
+		}
+		if src == *to {
+			return usagef("copy --from and --to name the same database (%s)", locationName(src))
+		}
+		source, err := openLocation(ctx, src)
+		if err != nil {
+			return err
+		}
+		defer source.Close()
+		list, err := sessionsToCopy(ctx, source, ids)
+		if err != nil {
+			return err
+		}
+		target, err := openLocation(ctx, *to)
+		if err != nil {
+			return err
+		}
+		defer target.Close()
+		failed := 0
+		for _, id := range list {
+			info, err := copySession(ctx, source, target, id)
+			if err != nil {
+				fmt.Fprintf(c.stderr, "retrace: session %s not copied: %s\n", id, explain(err))
+				failed++
+				continue
+			}
+			fmt.Fprintf(c.stdout, "copied session %s %q: %d versions, head v%d\n", info.ID, title(info), info.Versions, info.Head)
+		}
+		if failed > 0 {
+			return fmt.Errorf("%d of %d sessions not copied from %s to %s (each named above)", failed, len(list), locationName(src), locationName(*to))
+		}
+		fmt.Fprintf(c.stdout, "%d sessions copied from %s to %s\n", len(list), locationName(src), locationName(*to))
+		return nil
+	}
+}
+
+// sessionsToCopy is every session of source, or those ids (each a prefix
+// naming one) in the order given.
+func sessionsToCopy(ctx context.Context, source storage.Store, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		all, err := source.Sessions(ctx)
+		if err != nil {
+			return nil, err
+		}
+		list := make([]string, len(all))
+		for i, s := range all {
+			list[i] = s.ID
+		}
+		return list, nil
+	}
+	list := make([]string, 0, len(ids))
+	for _, prefix := range ids {
+		id, err := source.Resolve(ctx, prefix)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, id)
+	}
+	return list, nil
+}
+
+// copySession keeps source's session id in target. The import checks the
+// export whole, and a target that holds the id already refuses it: a copy
+// never writes over a session.
+func copySession(ctx context.Context, source, target storage.Store, id string) (storage.SessionInfo, error) {
+	ex, err := source.Export(ctx, id)
+	if err != nil {
+		return storage.SessionInfo{}, err
+	}
+	info, err := target.Import(ctx, ex)
+	if errors.Is(err, storage.ErrSessionExists) {
+		return storage.SessionInfo{}, fmt.Errorf("the target holds a session %s already; nothing of it was changed", id)
+	}
+	return info, err
+}

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,16 +31,33 @@ type Result struct {
 	Last100MSPerTurn  float64 `json:"last100_ms_per_turn"`
 	DBBytes           int64   `json:"db_bytes"`
 	TextBytes         int64   `json:"text_bytes"` // the message text written, for scale
-	LoadLatestMS      float64 `json:"load_latest_ms"`
-	LoadEarlyMS       float64 `json:"load_early_ms"`
-	HistoryMS         float64 `json:"history_ms"`
+	// One checkpoint's commit, the median and the 99th percentile of all.
+	CheckpointP50MS float64 `json:"checkpoint_p50_ms"`
+	CheckpointP99MS float64 `json:"checkpoint_p99_ms"`
+	LoadLatestMS    float64 `json:"load_latest_ms"`
+	LoadEarlyMS     float64 `json:"load_early_ms"`
+	HistoryMS       float64 `json:"history_ms"`
 	// The task's figures: one agent task with one tool call (TaskTool)
 	// and an answer, run in the same file after the chat turns (see
 	// TaskResult for what each counts).
-	TaskCheckpoints int   `json:"task_checkpoints"`
-	TaskWriteBytes  int64 `json:"task_write_bytes"`
-	TaskWChar       int64 `json:"task_wchar"`
-	TaskSysCW       int64 `json:"task_syscw"`
+	// A database on a server has none: what it writes, it writes in its
+	// own process, which this one's counters do not see.
+	TaskCheckpoints int   `json:"task_checkpoints,omitempty"`
+	TaskWriteBytes  int64 `json:"task_write_bytes,omitempty"`
+	TaskWChar       int64 `json:"task_wchar,omitempty"`
+	TaskSysCW       int64 `json:"task_syscw,omitempty"`
+}
+
+// Target is the store a run measures.
+type Target struct {
+	// Open opens (creating) the store: once to write, again to read as
+	// after a restart. A file's store is at path; a database ignores it.
+	Open Opener
+	// Size is the bytes the store takes once written; nil: the file at
+	// path.
+	Size func() (int64, error)
+	// NoTask skips the agent task and its bytes written (see Result).
+	NoTask bool
 }
 
 // TaskTool is the tool of the task Run measures after the chat.
@@ -56,10 +74,25 @@ const MessageLen = 300
 // task with a tool call writes into that file. progress, if not nil, is
 // called after each turn.
 func Run(ctx context.Context, dir string, turns int, open Opener, progress func(turn int)) (Result, error) {
+	return RunOn(ctx, dir, turns, Target{Open: open}, progress)
+}
+
+// RunOn is Run on any target: a file, or a database on a server.
+func RunOn(ctx context.Context, dir string, turns int, target Target, progress func(turn int)) (Result, error) {
 	if turns < 1 {
 		return Result{}, fmt.Errorf("turns must be at least 1, got %d", turns)
 	}
 	path := filepath.Join(dir, "bench.db")
+	open := target.Open
+	if target.Size == nil {
+		target.Size = func() (int64, error) {
+			fi, err := os.Stat(path)
+			if err != nil {
+				return 0, err
+			}
+			return fi.Size(), nil
+		}
+	}
 	st, err := open(path)
 	if err != nil {
 		return Result{}, err
@@ -73,15 +106,18 @@ func Run(ctx context.Context, dir string, turns int, open Opener, progress func(
 	r := Result{Turns: turns, Session: info.ID}
 	rng := rand.New(rand.NewPCG(uint64(turns), 1))
 	perTurn := make([]time.Duration, turns)
+	perCheckpoint := make([]time.Duration, 0, 2*turns)
 	cur := storage.NewCursor(st, state.New(info.ID))
 	start := time.Now()
 	for i := range turns {
 		t0 := time.Now()
 		for _, ev := range turn(rng) {
+			c0 := time.Now()
 			if _, err := cur.Commit(ctx, ev); err != nil {
 				st.Close()
 				return Result{}, fmt.Errorf("turn %d: %w", i+1, err)
 			}
+			perCheckpoint = append(perCheckpoint, time.Since(c0))
 			r.Checkpoints++
 			r.TextBytes += int64(len(ev.Messages[0].Content))
 		}
@@ -94,14 +130,14 @@ func Run(ctx context.Context, dir string, turns int, open Opener, progress func(
 	window := min(100, turns)
 	r.First100MSPerTurn = mean(perTurn[:window])
 	r.Last100MSPerTurn = mean(perTurn[turns-window:])
+	slices.Sort(perCheckpoint)
+	r.CheckpointP50MS, r.CheckpointP99MS = ms(percentile(perCheckpoint, 50)), ms(percentile(perCheckpoint, 99))
 	if err := st.Close(); err != nil {
 		return Result{}, err
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
+	if r.DBBytes, err = target.Size(); err != nil {
 		return Result{}, err
 	}
-	r.DBBytes = fi.Size()
 
 	// Reads come from a store opened afresh, as after a restart.
 	fresh, err := open(path)
@@ -121,12 +157,25 @@ func Run(ctx context.Context, dir string, turns int, open Opener, progress func(
 	if err := fresh.Close(); err != nil {
 		return Result{}, err
 	}
+	if target.NoTask {
+		return r, nil
+	}
 	task, err := RunTask(ctx, dir, path, TaskTool, open, nil)
 	if err != nil {
 		return Result{}, fmt.Errorf("the task with one tool call: %w", err)
 	}
 	r.TaskCheckpoints, r.TaskWriteBytes, r.TaskWChar, r.TaskSysCW = task.Checkpoints, task.WriteBytes, task.WChar, task.SysCW
 	return r, nil
+}
+
+// percentile is the p-th percentile of sorted durations (nearest rank):
+// the smallest that p percent of them do not exceed.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := (p*len(sorted) + 99) / 100 // ceil(p/100 × n), from 1
+	return sorted[max(rank, 1)-1]
 }
 
 // turn is one chat turn: the user's message, then the answer.

@@ -12,6 +12,7 @@ import (
 
 	"retrace/storage"
 	"retrace/storage/boltstore"
+	"retrace/storage/pgstore"
 	"retrace/storage/storebench"
 )
 
@@ -20,7 +21,7 @@ func benchCmd(fset *flag.FlagSet) func(context.Context, *cli, []string) error {
 	asJSON := fset.Bool("json", false, "print one JSON line")
 	sessions := fset.Int("sessions", 0, "build a file of `N` sessions of --turns checkpoints each and measure one of them against the same session alone (a year of use); with --db the file is kept, after gc and compact")
 	runs := fset.Int("runs", 5, "with --sessions, the runs each figure is the median of, each in a fresh process")
-	fset.Lookup("db").Usage = "write the benchmark database here and keep it (it must not exist yet); default a temporary file, removed after"
+	fset.Lookup("db").Usage = "write the benchmark database here and keep it (it must not exist yet); default a temporary file, removed after. A postgres:// URL measures a scratch database made on that server and dropped after"
 	return func(ctx context.Context, c *cli, _ []string) error {
 		if *turns < 1 {
 			return usagef("--turns must be at least 1, got %d", *turns)
@@ -29,10 +30,15 @@ func benchCmd(fset *flag.FlagSet) func(context.Context, *cli, []string) error {
 		if err != nil {
 			return err
 		}
-		if isDatabaseURL(c.db) {
-			return usagef("bench measures a new database file: --db takes a path where one may be made, not a PostgreSQL URL")
+		server := isDatabaseURL(c.db)
+		if server && year != nil {
+			return usagef("bench --sessions builds and measures a database file: --db takes a path for it, not a PostgreSQL URL")
 		}
-		dir, cleanup, err := benchDir(c.db)
+		file := c.db
+		if server {
+			file = ""
+		}
+		dir, cleanup, err := benchDir(file)
 		if err != nil {
 			return err
 		}
@@ -40,12 +46,17 @@ func benchCmd(fset *flag.FlagSet) func(context.Context, *cli, []string) error {
 		if year != nil {
 			return runYear(ctx, c, dir, *year)
 		}
-		open := func(path string) (storage.Store, error) { return boltstore.Open(path, boltstore.Options{}) }
-		r, err := storebench.Run(ctx, dir, *turns, open, nil)
+		var r storebench.Result
+		if server {
+			r, err = benchServer(ctx, c.db, dir, *turns)
+		} else {
+			open := func(path string) (storage.Store, error) { return boltstore.Open(path, boltstore.Options{}) }
+			r, err = storebench.Run(ctx, dir, *turns, open, nil)
+		}
 		if err != nil {
 			return err
 		}
-		if c.db != "" {
+		if file != "" {
 			if err := os.Rename(filepath.Join(dir, "bench.db"), c.db); err != nil {
 				return err
 			}
@@ -59,9 +70,13 @@ func benchCmd(fset *flag.FlagSet) func(context.Context, *cli, []string) error {
 		fmt.Fprintf(w, "first 100 turns\t%.2f ms/turn\t\n", r.First100MSPerTurn)
 		fmt.Fprintf(w, "last 100 turns\t%.2f ms/turn\t(%.2f× the first)\n", r.Last100MSPerTurn, r.Last100MSPerTurn/r.First100MSPerTurn)
 		fmt.Fprintf(w, "database\t%d bytes\t(%.2f× the %d bytes of text)\n", r.DBBytes, float64(r.DBBytes)/float64(r.TextBytes), r.TextBytes)
+		fmt.Fprintf(w, "one checkpoint\t%.2f ms\t(median; 99th percentile %.2f ms)\n", r.CheckpointP50MS, r.CheckpointP99MS)
 		fmt.Fprintf(w, "load head\t%.2f ms\t(fresh store)\n", r.LoadLatestMS)
 		fmt.Fprintf(w, "load v2\t%.2f ms\t\n", r.LoadEarlyMS)
 		fmt.Fprintf(w, "version tree\t%.2f ms\t\n", r.HistoryMS)
+		if r.TaskCheckpoints == 0 {
+			return w.Flush() // a server's writes are its own (storebench.Result)
+		}
 		fmt.Fprintf(w, "task, 1 tool call\t%d checkpoints\t(%s, then the answer)\n", r.TaskCheckpoints, storebench.TaskTool)
 		fmt.Fprintf(w, "  file pages dirtied\t%d bytes\t(%d per checkpoint; /proc/self/io write_bytes)\n", r.TaskWriteBytes, r.TaskWriteBytes/int64(max(1, r.TaskCheckpoints)))
 		fmt.Fprintf(w, "  written, all calls\t%d bytes\t(%d write calls, the model's loopback traffic included)\n", r.TaskWChar, r.TaskSysCW)
@@ -90,4 +105,25 @@ func benchDir(db string) (string, func(), error) {
 		return "", nil, fmt.Errorf("bench: %w", err)
 	}
 	return dir, func() { os.RemoveAll(dir) }, nil
+}
+
+// benchServer runs the benchmark on a scratch database made on the
+// server url names, and drops it after: the sessions kept there are
+// never touched.
+func benchServer(ctx context.Context, url, dir string, turns int) (storebench.Result, error) {
+	scratch, drop, err := pgstore.Scratch(ctx, url)
+	if err != nil {
+		return storebench.Result{}, fmt.Errorf("bench: %w", err)
+	}
+	open := func(string) (storage.Store, error) { return pgstore.Open(ctx, scratch, pgstore.Options{}) }
+	size := func() (int64, error) {
+		st, err := pgstore.Open(ctx, scratch, pgstore.Options{})
+		if err != nil {
+			return 0, err
+		}
+		defer st.Close()
+		return st.Size(ctx)
+	}
+	r, err := storebench.RunOn(ctx, dir, turns, storebench.Target{Open: open, Size: size, NoTask: true}, nil)
+	return r, errors.Join(err, drop())
 }

@@ -8,10 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"retrace/storage"
 	"retrace/storage/boltstore"
 	"retrace/storage/pgstore"
 	"retrace/storage/pgstore/pgtest"
+	"retrace/storage/storebench"
 )
 
 // Every command that reads or writes sessions works the same on a
@@ -127,7 +130,7 @@ func TestFileCommandsRefusePostgres(t *testing.T) {
 		{"compact"},
 		{"verify"},
 		{"recover", filepath.Join(t.TempDir(), "new.db")},
-		{"bench", "--turns", "1"},
+		{"bench", "--sessions", "2", "--turns", "10"},
 	} {
 		r := retrace(t, append(args, "--db", url)...)
 		if r.code == exitOK || strings.Contains(r.stderr+r.stdout, "hunter2") {
@@ -196,5 +199,33 @@ func TestCopyRoundTripsThroughPostgres(t *testing.T) {
 	}
 	if after := retrace(t, "export", ids[0], "--db", url).ok(t).stdout; after != before {
 		t.Error("a refused copy changed the session")
+	}
+}
+
+// bench --db URL measures a scratch database made on that server, and
+// drops it: the database the URL names is not touched.
+func TestBenchOnPostgres(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	before := retrace(t, "sessions", "--json", "--db", url).ok(t).stdout
+	out := retrace(t, "bench", "--turns", "20", "--json", "--db", url).ok(t).stdout
+	var r storebench.Result
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if r.Checkpoints != 40 || r.CheckpointP50MS <= 0 || r.CheckpointP99MS < r.CheckpointP50MS || r.DBBytes < r.TextBytes || r.LoadLatestMS <= 0 || r.TaskCheckpoints != 0 {
+		t.Errorf("bench on PostgreSQL: %+v", r)
+	}
+	if after := retrace(t, "sessions", "--json", "--db", url).ok(t).stdout; after != before {
+		t.Errorf("bench changed the database it was given:\n%s", after)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var left int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_database WHERE datname LIKE 'retrace_scratch%'").Scan(&left); err != nil || left != 0 {
+		t.Errorf("scratch databases left: %d (%v)", left, err)
 	}
 }

@@ -7,12 +7,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net/url"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"retrace/storage/pgstore"
 )
 
 // SkipHow is what a test without a server says.
@@ -60,15 +60,5 @@ func NewDatabase(t testing.TB) string {
 	return WithDatabase(base, name)
 }
 
-// WithDatabase is conn (a URL or key=value settings) with its database
-// replaced.
-func WithDatabase(conn, name string) string {
-	if u, err := url.Parse(conn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
-		u.Path = "/" + name
-		q := u.Query()
-		q.Del("dbname")
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	return strings.TrimSpace(conn) + " dbname=" + name
-}
+// WithDatabase is conn with its database replaced (pgstore.WithDatabase).
+func WithDatabase(conn, name string) string { return pgstore.WithDatabase(conn, name) }

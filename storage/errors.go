@@ -19,6 +19,10 @@ var (
 	ErrConflict = errors.New("session moved on")
 	// ErrBusy: another process writes the session (see BusyError).
 	ErrBusy = errors.New("session in use")
+	// ErrClaimLost: a write found this store's claim on the session gone
+	// (its connection to a database server ended), so another process
+	// may write the session now; nothing was written.
+	ErrClaimLost = errors.New("the claim on the session was lost")
 	// ErrCorrupt: stored data is damaged (see CorruptError).
 	ErrCorrupt = errors.New("damaged data")
 	// ErrNotDatabase: the file is not a retrace database.

@@ -2,10 +2,12 @@ package session
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"retrace/agent"
 	"retrace/state"
+	"retrace/storage"
 )
 
 // Submit starts a task for a message, on its own goroutine, and returns
@@ -75,11 +77,27 @@ func (c *Controller) start(fn func(context.Context, *agent.Agent) (state.State, 
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.endLocked(t)
+		if errors.Is(err, storage.ErrClaimLost) {
+			c.lostClaimLocked()
+		}
 		// Published under the lock, so no later task's events can come
 		// before this one's end.
 		c.events.publish(TaskDone{State: s, Info: c.infoLocked(), Err: err})
 	}()
 	return nil
+}
+
+// lostClaimLocked makes the open session read-only after a write found
+// its claim gone (its connection to the database ended): another process
+// may write it now, so this one follows it, as one opened read-only
+// does, until the person takes it over.
+func (c *Controller) lostClaimLocked() {
+	if c.readOnly {
+		return
+	}
+	c.readOnly = true
+	c.followLocked()
+	c.events.publish(Notice{Text: "this session went read-only: its claim ended with the connection to the database, so another process may write it now; nothing of the step that failed was kept. Once no other process holds it, retrace offers to take it over"})
 }
 
 // beginLocked reserves the session for one operation.

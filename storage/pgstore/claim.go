@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -39,7 +38,7 @@ type claim struct {
 // the claim's connection to the database ended, and another process may
 // write the session now. Nothing was written; claim the session again and
 // reload it.
-var ErrClaimLost = errors.New("the claim on the session was lost")
+var ErrClaimLost = storage.ErrClaimLost
 
 // lockKey is a session's advisory lock key: the first 8 bytes of a hash of
 // its id, in a space of retrace's own.
@@ -186,4 +185,28 @@ func (s *Store) lost(id string, c *claim) error {
 	s.claimMu.Unlock()
 	return fmt.Errorf("session %s in %s: this store's claim ended with its connection (backend %d); another process may write the session now, so nothing was written: claim it again and reload: %w",
 		id, s.where, c.backend, ErrClaimLost)
+}
+
+// Holder reports which process holds the session's claim: its pid and
+// true while another one does, as the interface's follower asks it. A
+// claim this store holds is not another's; an error reading the claims
+// says nobody, as a follower only asks to offer a take-over, which claims
+// for real.
+func (s *Store) Holder(id string) (pid int, held bool) {
+	if !validID.MatchString(id) {
+		return 0, false
+	}
+	s.claimMu.Lock()
+	_, ours := s.claims[id]
+	s.claimMu.Unlock()
+	if ours {
+		return os.Getpid(), false
+	}
+	ctx := context.Background()
+	err := s.pool.QueryRow(ctx, `SELECT pid FROM retrace_claims c WHERE session_id = $2 AND `+
+		lockHeld("$1", "c.backend_pid", "c.backend_start"), lockKey(id), id).Scan(&pid)
+	if err != nil {
+		return 0, false
+	}
+	return pid, true
 }

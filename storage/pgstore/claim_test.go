@@ -129,3 +129,27 @@ func endClaim(t *testing.T, loc, id string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Holder names another store's live claim, and nobody once it is gone or
+// when the claim is this store's own.
+func TestHolder(t *testing.T) {
+	loc := newDatabase(t)
+	first := openPG(t, loc, pgstore.Options{Host: "first-host"})
+	second := openPG(t, loc, pgstore.Options{Host: "second-host"})
+	info, err := first.Create(ctx, storage.NewSession{Title: "held"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid, held := second.Holder(info.ID); !held || pid != os.Getpid() {
+		t.Errorf("while the first store holds it: pid %d, held %v", pid, held)
+	}
+	if _, held := first.Holder(info.ID); held {
+		t.Error("a store's own claim is held by another")
+	}
+	if err := first.Release(info.ID); err != nil {
+		t.Fatal(err)
+	}
+	if pid, held := second.Holder(info.ID); held {
+		t.Errorf("after the release: held by pid %d", pid)
+	}
+}

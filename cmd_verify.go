@@ -9,6 +9,7 @@ import (
 
 	"retrace/state/transcript"
 	"retrace/storage/boltstore"
+	"retrace/storage/pgstore"
 )
 
 // verifyCmd checks the whole database file. Day to day, each operation
@@ -17,10 +18,14 @@ import (
 // writing to a file a crashed writer left.
 func verifyCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 	return func(ctx context.Context, c *cli, _ []string) error {
-		path, err := c.dbFile("verify")
+		loc, err := c.dbLocation()
 		if err != nil {
 			return err
 		}
+		if isDatabaseURL(loc) {
+			return verifyServer(ctx, c, loc)
+		}
+		path := loc
 		if _, err := os.Stat(path); err != nil {
 			return fmt.Errorf("verify: %w", err)
 		}
@@ -34,4 +39,22 @@ func verifyCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 			transcript.Count(rep.Contents, "file content"), transcript.ApproxSize(rep.Bytes), time.Since(start).Round(time.Millisecond))
 		return nil
 	}
+}
+
+// verifyServer checks a PostgreSQL database whole (pgstore.Check).
+func verifyServer(ctx context.Context, c *cli, url string) error {
+	start := time.Now()
+	st, err := pgstore.Open(ctx, url, pgstore.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	rep, err := st.Check(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "%s is sound: %s, %s and %s in %s, checked in %s\n", st,
+		transcript.Count(rep.Sessions, "session"), transcript.Count(rep.Checkpoints, "version"),
+		transcript.Count(rep.Contents, "file content"), transcript.ApproxSize(rep.Bytes), time.Since(start).Round(time.Millisecond))
+	return nil
 }

@@ -86,15 +86,15 @@ func locationName(loc string) string {
 }
 
 // dbFile is the database file the command line names, for the commands
-// that work on the file itself (gc, compact, verify, recover): a
-// PostgreSQL database is refused, named without its password.
+// that work on the file itself (gc, compact, recover): a PostgreSQL
+// database is refused, named without its password.
 func (c *cli) dbFile(command string) (string, error) {
 	loc, err := c.dbLocation()
 	if err != nil {
 		return "", err
 	}
 	if isDatabaseURL(loc) {
-		return "", fmt.Errorf("%s works on a database file, and %s is a PostgreSQL database: keep its space with PostgreSQL's own tools (VACUUM), check it with theirs", command, pgstore.Redact(loc))
+		return "", fmt.Errorf("%s works on a database file, and %s is a PostgreSQL database: PostgreSQL's own tools keep its space (VACUUM) and its backups", command, pgstore.Redact(loc))
 	}
 	return loc, nil
 }

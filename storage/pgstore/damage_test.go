@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"retrace/state"
@@ -126,5 +127,38 @@ func TestDamagedBlobIsCorrupt(t *testing.T) {
 	var ce *storage.CorruptError
 	if !errors.As(err, &ce) || ce.Blob != digest {
 		t.Fatalf("damaged content: %v; want a CorruptError naming %s", err, digest)
+	}
+}
+
+// Check reads everything: sound, it counts what it read; a damaged event,
+// header or content anywhere is found and named.
+func TestCheckFindsDamageAnywhere(t *testing.T) {
+	for _, c := range []struct {
+		name, damage string
+		version      int
+		says         string
+	}{
+		{"a flipped byte of an event", `UPDATE retrace_checkpoints SET body = set_byte(body, 0, get_byte(body, 0) # 1) WHERE session_id = $1 AND version = 5 AND length(body) > 0`, 5, "checksum"},
+		{"a header's phase", `UPDATE retrace_checkpoints SET phase = 'done' WHERE session_id = $1 AND version = 3`, 3, "checksum"},
+		{"a content's bytes", `UPDATE retrace_blobs SET data = set_byte(data, 0, get_byte(data, 0) # 1) WHERE $1 <> '' AND length(data) > 0`, -1, "sha256:"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			loc := newDatabase(t)
+			st := openPG(t, loc, pgstore.Options{})
+			id := script(t, st, 40)
+			rep, err := st.Check(ctx)
+			if err != nil || rep.Sessions != 1 || rep.Checkpoints != 40 || rep.Contents == 0 || rep.Bytes == 0 {
+				t.Fatalf("a sound database: %+v, %v", rep, err)
+			}
+			sql(t, loc, c.damage, id)
+			_, err = st.Check(ctx)
+			var ce *storage.CorruptError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("check after %s: %v", c.name, err)
+			}
+			if c.version > 0 && (ce.Session != id || ce.Version != c.version) {
+				t.Errorf("check names session %q v%d, want %s v%d", ce.Session, ce.Version, id, c.version)
+			}
+		})
 	}
 }

@@ -1,0 +1,62 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"retrace/storage"
+)
+
+// CheckReport is what Check read.
+type CheckReport struct {
+	Sessions    int   // sessions
+	Checkpoints int   // versions, over every session
+	Contents    int   // file contents
+	Bytes       int64 // the retrace tables' size (see Size)
+}
+
+// Check reads everything the store keeps and checks it, as
+// `retrace verify` does a file: every session's row, every checkpoint's
+// header and event against their checksums, the version tree replayed
+// whole (storage.CheckImport: parents, phases, events that apply), and
+// every file content against its digest. The first damage found is the
+// error, a *storage.CorruptError naming what.
+func (s *Store) Check(ctx context.Context) (CheckReport, error) {
+	var rep CheckReport
+	list, err := s.Sessions(ctx)
+	if err != nil {
+		return rep, err
+	}
+	for _, info := range list {
+		if _, err := s.Tree(ctx, info.ID); err != nil {
+			return rep, err
+		}
+		ex, err := s.Export(ctx, info.ID)
+		if err != nil {
+			return rep, err
+		}
+		if _, err := storage.CheckImport(ex); err != nil {
+			return rep, s.corrupt(info.ID, 0, fmt.Sprintf("its versions do not hold together: %v", err))
+		}
+		rep.Sessions++
+		rep.Checkpoints += len(ex.Checkpoints)
+	}
+	rows, err := s.pool.Query(ctx, "SELECT digest, data, crc FROM retrace_blobs ORDER BY digest")
+	if err != nil {
+		return rep, s.wrap(err, "read the file contents", "")
+	}
+	var digest string
+	var data []byte
+	var crc int64
+	_, err = pgx.ForEachRow(rows, []any{&digest, &data, &crc}, func() error {
+		rep.Contents++
+		return s.checkBlob(digest, data, crc)
+	})
+	if err != nil {
+		return rep, s.wrap(err, "check the file contents", "")
+	}
+	rep.Bytes, err = s.Size(ctx)
+	return rep, err
+}

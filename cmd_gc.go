@@ -12,7 +12,7 @@ import (
 
 	"retrace/state/transcript"
 	"retrace/storage"
-	"retrace/storage/boltstore"
+	"retrace/storage/pgstore"
 )
 
 // keepFlag collects --keep ID:V, read once; ids are resolved once the
@@ -65,7 +65,7 @@ func parseAge(s string) (time.Duration, error) {
 func gcCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	var older string
 	var keep keepFlag
-	var opts boltstore.GCOptions
+	var opts storage.GCOptions
 	fs.StringVar(&older, "older-than", "", "remove sessions not updated for this long: 90d, 36h, 45m")
 	fs.BoolVar(&opts.Branches, "branches", false, "remove abandoned branches: versions on no path from the root to the head (or to a --keep version)")
 	fs.Var(&keep, "keep", "with --branches, keep ID:VERSION and every version before it (repeatable)")
@@ -84,11 +84,15 @@ func gcCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		if len(keep) > 0 && !opts.Branches {
 			return usagef("--keep names versions --branches keeps; give --branches too")
 		}
-		st, err := c.openFile("gc")
+		open, err := c.openStore(ctx)
 		if err != nil {
 			return err
 		}
-		defer st.Close()
+		defer open.Close()
+		st, ok := open.(collector)
+		if !ok {
+			return fmt.Errorf("gc: %s cannot remove what it keeps", storeName(open))
+		}
 		opts.Keep = map[string][]int{}
 		for _, k := range keep {
 			id, err := st.Resolve(ctx, k.prefix)
@@ -101,12 +105,24 @@ func gcCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		if err != nil {
 			return err
 		}
-		printGC(c.stdout, rep, time.Now())
+		printGC(c.stdout, rep, time.Now(), isServer(open))
 		return nil
 	}
 }
 
-func printGC(w io.Writer, rep boltstore.GCReport, now time.Time) {
+// collector is a store that runs gc: both of retrace's.
+type collector interface {
+	storage.Store
+	GC(ctx context.Context, opts storage.GCOptions) (storage.GCReport, error)
+}
+
+// isServer reports a store on a database server, which keeps its free
+// space its own way.
+func isServer(st storage.Store) bool { _, ok := st.(*pgstore.Store); return ok }
+
+// printGC writes what gc removed; server says the store is a database
+// server's, whose space PostgreSQL reuses and VACUUM gives back.
+func printGC(w io.Writer, rep storage.GCReport, now time.Time, server bool) {
 	verb, nothing := "removed", "nothing to remove"
 	if rep.DryRun {
 		verb, nothing = "would remove", "nothing would be removed"
@@ -138,6 +154,8 @@ func printGC(w io.Writer, rep boltstore.GCReport, now time.Time) {
 		fmt.Fprintln(w, nothing)
 	case rep.DryRun:
 		fmt.Fprintf(w, "would free %s; nothing was changed (run it again without --dry-run)\n", bytesOf(rep.Bytes))
+	case server:
+		fmt.Fprintf(w, "freed %s; PostgreSQL reuses the space for later writes, and its VACUUM FULL gives it back to the disk\n", bytesOf(rep.Bytes))
 	default:
 		fmt.Fprintf(w, "freed %s; the file now has %s of free pages, which later writes reuse and 'retrace compact' gives back to the disk\n", bytesOf(rep.Bytes), bytesOf(rep.FreeBytes))
 	}

@@ -126,13 +126,12 @@ func TestDatabaseChosenByEnvironmentAndConfig(t *testing.T) {
 	}
 }
 
-// The commands that work on the file itself (gc, compact, recover, and
+// The commands that work on the file itself (compact, recover, and
 // bench --sessions) refuse a PostgreSQL database in one line that names it
 // without its password, and change nothing.
 func TestFileCommandsRefusePostgres(t *testing.T) {
 	url := "postgres://retrace:hunter2-secret@db.example:5432/sessions"
 	for _, args := range [][]string{
-		{"gc", "--older-than", "90d"},
 		{"compact"},
 		{"recover", filepath.Join(t.TempDir(), "new.db")},
 		{"bench", "--sessions", "2", "--turns", "10"},
@@ -233,4 +232,34 @@ func TestBenchOnPostgres(t *testing.T) {
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_database WHERE datname LIKE 'retrace_scratch%'").Scan(&left); err != nil || left != 0 {
 		t.Errorf("scratch databases left: %d (%v)", left, err)
 	}
+}
+
+// gc works on a database as on a file: a dry run says what would go and
+// changes nothing; the run removes an abandoned branch, whose versions are
+// then named as removed; the rest reads back as before.
+func TestGCOnPostgres(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	pg, err := pgstore.Open(context.Background(), url, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forked, other := fixtureIn(t, pg)
+	pg.Close()
+	showOther := retrace(t, "show", other, "--json", "--db", url).ok(t).stdout
+	dry := retrace(t, "gc", "--branches", "--dry-run", "--db", url).ok(t).stdout
+	if !strings.Contains(dry, "would remove 1 abandoned branch") || !strings.Contains(dry, "nothing was changed") {
+		t.Errorf("gc --dry-run on PostgreSQL:\n%s", dry)
+	}
+	retrace(t, "show", forked, "--version", "3", "--db", url).ok(t)
+	out := retrace(t, "gc", "--branches", "--db", url).ok(t).stdout
+	if !strings.Contains(out, "removed 1 abandoned branch") || !strings.Contains(out, "PostgreSQL reuses the space") {
+		t.Errorf("gc on PostgreSQL:\n%s", out)
+	}
+	if r := retrace(t, "show", forked, "--version", "3", "--db", url); r.code == exitOK || !strings.Contains(r.stderr, "removed") {
+		t.Errorf("v3 after gc: exit %d\n%s", r.code, r.stderr)
+	}
+	if got := retrace(t, "show", other, "--json", "--db", url).ok(t).stdout; got != showOther {
+		t.Error("a session gc did not touch reads differently")
+	}
+	retrace(t, "verify", "--db", url).ok(t)
 }

@@ -86,8 +86,8 @@ func locationName(loc string) string {
 }
 
 // dbFile is the database file the command line names, for the commands
-// that work on the file itself (gc, compact, recover): a PostgreSQL
-// database is refused, named without its password.
+// that work on the file itself (compact, recover): a PostgreSQL database
+// is refused, named without its password.
 func (c *cli) dbFile(command string) (string, error) {
 	loc, err := c.dbLocation()
 	if err != nil {

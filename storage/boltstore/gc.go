@@ -18,64 +18,14 @@ import (
 // GC removes records inside the file, whose pages bbolt then reuses;
 // Compact rewrites the file to give the free pages back to the disk.
 
-// GCOptions says what GC removes. At least one of OlderThan and Branches
-// must be set.
-type GCOptions struct {
-	// OlderThan removes every session not updated for at least this long.
-	// Zero removes no session by age.
-	OlderThan time.Duration
-	// Branches removes, in every session it does not remove whole, the
-	// versions on no path from the root to the head or to a kept version:
-	// the abandoned branches. What stays replays exactly as before.
-	Branches bool
-	// Keep names versions, by session id, that Branches keeps with all
-	// their ancestors: a branch a person wants to come back to.
-	Keep map[string][]int
-	// DryRun reports what would go and changes nothing.
-	DryRun bool
-}
-
-// GCReport is what GC removed, or with DryRun would remove.
-type GCReport struct {
-	DryRun   bool
-	Sessions []GoneSession
-	Branches []GoneBranch
-	// Blobs and BlobBytes count the file contents nothing refers to any
-	// more once the rest is gone, which go with it.
-	Blobs     int
-	BlobBytes int64
-	// Skipped are sessions another process holds: left whole, and their
-	// contents with them.
-	Skipped []Skipped
-	// Bytes is what the removed records took in the file: keys and
-	// values, without bbolt's page overhead.
-	Bytes int64
-	// FreeBytes, after a real run, is the free space inside the file,
-	// which later writes reuse and Compact gives back to the disk.
-	FreeBytes int64
-}
-
-// GoneSession is a session GC removes whole.
-type GoneSession struct {
-	storage.SessionInfo
-	Bytes int64
-}
-
-// GoneBranch is the part of one branch GC removes: versions First to Tip
-// of Branch (the whole branch unless a kept version is on it).
-type GoneBranch struct {
-	Session  storage.SessionInfo
-	Branch   int
-	Fork     int // the version the removed part hangs under, which stays
-	Versions []int
-	Bytes    int64
-}
-
-// Skipped is a session GC would have touched, held by another process.
-type Skipped struct {
-	storage.SessionInfo
-	PID int // 0 when the holder wrote none
-}
+// GC's options and report are storage's, shared with every backend.
+type (
+	GCOptions   = storage.GCOptions
+	GCReport    = storage.GCReport
+	GoneSession = storage.GoneSession
+	GoneBranch  = storage.GoneBranch
+	Skipped     = storage.Skipped
+)
 
 // gcPlan is what one pass over the file decided, by key.
 type gcPlan struct {

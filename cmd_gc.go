@@ -116,6 +116,13 @@ type collector interface {
 	GC(ctx context.Context, opts storage.GCOptions) (storage.GCReport, error)
 }
 
+// compactor is a store that gives removed data's space back: a file
+// rewritten, or a database's tables vacuumed.
+type compactor interface {
+	storage.Store
+	Compact(ctx context.Context) (storage.CompactReport, error)
+}
+
 // isServer reports a store on a database server, which keeps its free
 // space its own way.
 func isServer(st storage.Store) bool { _, ok := st.(*pgstore.Store); return ok }
@@ -163,16 +170,20 @@ func printGC(w io.Writer, rep storage.GCReport, now time.Time, server bool) {
 
 func compactCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 	return func(ctx context.Context, c *cli, _ []string) error {
-		st, err := c.openFile("compact")
+		open, err := c.openStore(ctx)
 		if err != nil {
 			return err
 		}
-		defer st.Close()
+		defer open.Close()
+		st, ok := open.(compactor)
+		if !ok {
+			return fmt.Errorf("compact: %s cannot be compacted", storeName(open))
+		}
 		rep, err := st.Compact(ctx)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.stdout, "compacted %s: %s -> %s (%s given back)\n", st.Path(), bytesOf(rep.Before), bytesOf(rep.After), bytesOf(rep.Before-rep.After))
+		fmt.Fprintf(c.stdout, "compacted %s: %s -> %s (%s given back)\n", storeName(open), bytesOf(rep.Before), bytesOf(rep.After), bytesOf(rep.Before-rep.After))
 		return nil
 	}
 }

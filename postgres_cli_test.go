@@ -126,13 +126,12 @@ func TestDatabaseChosenByEnvironmentAndConfig(t *testing.T) {
 	}
 }
 
-// The commands that work on the file itself (compact, recover, and
-// bench --sessions) refuse a PostgreSQL database in one line that names it
+// The commands that work on the file itself (recover, and bench
+// --sessions) refuse a PostgreSQL database in one line that names it
 // without its password, and change nothing.
 func TestFileCommandsRefusePostgres(t *testing.T) {
 	url := "postgres://retrace:hunter2-secret@db.example:5432/sessions"
 	for _, args := range [][]string{
-		{"compact"},
 		{"recover", filepath.Join(t.TempDir(), "new.db")},
 		{"bench", "--sessions", "2", "--turns", "10"},
 	} {
@@ -262,4 +261,10 @@ func TestGCOnPostgres(t *testing.T) {
 		t.Error("a session gc did not touch reads differently")
 	}
 	retrace(t, "verify", "--db", url).ok(t)
+	if out := retrace(t, "compact", "--db", url).ok(t).stdout; !strings.Contains(out, "compacted postgres://") {
+		t.Errorf("compact on PostgreSQL:\n%s", out)
+	}
+	if got := retrace(t, "show", other, "--json", "--db", url).ok(t).stdout; got != showOther {
+		t.Error("a session reads differently after compact")
+	}
 }

@@ -85,27 +85,18 @@ func locationName(loc string) string {
 	return loc
 }
 
-// dbFile is the database file the command line names, for the commands
-// that work on the file itself (compact, recover): a PostgreSQL database
-// is refused, named without its password.
+// dbFile is the database file the command line names, for a command
+// that works on the file itself (recover): a PostgreSQL database is
+// refused, named without its password.
 func (c *cli) dbFile(command string) (string, error) {
 	loc, err := c.dbLocation()
 	if err != nil {
 		return "", err
 	}
 	if isDatabaseURL(loc) {
-		return "", fmt.Errorf("%s works on a database file, and %s is a PostgreSQL database: PostgreSQL's own tools keep its space (VACUUM) and its backups", command, pgstore.Redact(loc))
+		return "", fmt.Errorf("%s works on a database file, and %s is a PostgreSQL database: PostgreSQL's own backups are what restores it", command, pgstore.Redact(loc))
 	}
 	return loc, nil
-}
-
-// openFile opens the database file the command line names (see dbFile).
-func (c *cli) openFile(command string) (*boltstore.Store, error) {
-	path, err := c.dbFile(command)
-	if err != nil {
-		return nil, err
-	}
-	return boltstore.Open(path, boltstore.Options{})
 }
 
 // storeName names where a store keeps its sessions, never with a password.

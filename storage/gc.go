@@ -65,3 +65,8 @@ type Skipped struct {
 	SessionInfo
 	PID int // 0 when the holder wrote none
 }
+
+// CompactReport is the store's size before and after Compact.
+type CompactReport struct {
+	Before, After int64
+}

@@ -15,10 +15,8 @@ import (
 	"retrace/storage"
 )
 
-// CompactReport is the file's size before and after Compact.
-type CompactReport struct {
-	Before, After int64
-}
+// CompactReport is storage.CompactReport.
+type CompactReport = storage.CompactReport
 
 // compactStep, when set (by tests), runs before each step of Compact
 // ("copy", "sync", "check", "rename") and stops it there when it returns

@@ -162,3 +162,53 @@ func versions(from, to int) []int {
 	}
 	return out
 }
+
+// Compact gives the space of a removed session back, reads every session
+// back as before, and refuses while another store holds a session.
+func TestCompact(t *testing.T) {
+	loc := newDatabase(t)
+	st := openPG(t, loc, pgstore.Options{})
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	big, err := st.Create(ctx, storage.NewSession{Title: "big", CreatedAt: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripted(t, st, state.New(big.ID), now, 5, 300)
+	small, err := st.Create(ctx, storage.NewSession{Title: "small", CreatedAt: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripted(t, st, state.New(small.ID), now, 6, 10)
+	before, err := st.Export(ctx, small.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Delete(ctx, big.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	other := openPG(t, loc, pgstore.Options{Host: "elsewhere"})
+	if err := other.Claim(ctx, small.ID); err == nil {
+		t.Fatal("the second store claimed a session the first holds")
+	}
+	if err := st.Release(small.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Claim(ctx, small.ID); err != nil {
+		t.Fatal(err)
+	}
+	var be *storage.BusyError
+	if _, err := st.Compact(ctx); !errors.As(err, &be) || be.Session != small.ID || be.Host != "elsewhere" {
+		t.Fatalf("compact while another store holds a session: %v", err)
+	}
+	if err := other.Release(small.ID); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := st.Compact(ctx)
+	if err != nil || rep.After >= rep.Before {
+		t.Fatalf("compact: %d -> %d bytes, %v", rep.Before, rep.After, err)
+	}
+	if after, err := st.Export(ctx, small.ID); err != nil || !reflect.DeepEqual(after, before) {
+		t.Errorf("the session after compact differs: %v", err)
+	}
+}

@@ -196,10 +196,7 @@ func (s *Store) Holder(id string) (pid int, held bool) {
 	if !validID.MatchString(id) {
 		return 0, false
 	}
-	s.claimMu.Lock()
-	_, ours := s.claims[id]
-	s.claimMu.Unlock()
-	if ours {
+	if s.holds(id) {
 		return os.Getpid(), false
 	}
 	ctx := context.Background()
@@ -209,4 +206,13 @@ func (s *Store) Holder(id string) (pid int, held bool) {
 		return 0, false
 	}
 	return pid, true
+}
+
+// holds reports whether this store has a claim on the session (alive or
+// not: its writes find out).
+func (s *Store) holds(id string) bool {
+	s.claimMu.Lock()
+	defer s.claimMu.Unlock()
+	_, ok := s.claims[id]
+	return ok
 }

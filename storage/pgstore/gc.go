@@ -73,9 +73,7 @@ func (s *Store) planAndRemove(ctx context.Context, tx pgx.Tx, opts storage.GCOpt
 		}
 		// A session this store claims is its own to change; any other
 		// is locked for the transaction, or held by someone else.
-		s.claimMu.Lock()
-		_, mine := s.claims[r.id]
-		s.claimMu.Unlock()
+		mine := s.holds(r.id)
 		if !mine {
 			if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", lockKey(r.id)).Scan(&mine); err != nil {
 				return err

@@ -79,6 +79,10 @@ func TestTwoMachinesShareASession(t *testing.T) {
 	if out := b.output(t, "show", id); !strings.Contains(out, "hold the session") || !strings.Contains(out, "while [ ! -e go ]") {
 		t.Errorf("B's show of A's running session:\n%s", out)
 	}
+	// Every version A has kept so far, as A's own log lists them.
+	if la, lb := a.output(t, "log", id, "--json"), b.output(t, "log", id, "--json"); la != lb || !strings.Contains(lb, `"version": 6`) {
+		t.Errorf("B's log of A's running session differs from A's, or misses v6:\n%s\n%s", lb, la)
+	}
 	refused, err := b.run("--session", id, "and more").CombinedOutput()
 	host, _ := os.Hostname()
 	if want := fmt.Sprintf("pid %d on %s", pa.Process.Pid, host); err == nil || !strings.Contains(string(refused), want) {

@@ -1,6 +1,7 @@
 package pgstore_test
 
 import (
+	"net"
 	"net/url"
 	"strings"
 	"testing"
@@ -71,4 +72,29 @@ func mustURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// A server that never answers is given up on, saying where, instead of
+// holding the command for as long as the network would.
+func TestConnectGivesUp(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	// Accepts, then says nothing: the startup message is never answered.
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	url := "postgres://u:pw@" + ln.Addr().String() + "/db?sslmode=disable"
+	_, err = pgstore.Open(ctx, url, pgstore.Options{ConnectTimeout: 300 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), ln.Addr().String()) || strings.Contains(err.Error(), "pw@") {
+		t.Fatalf("open against a silent server: %v", err)
+	}
 }

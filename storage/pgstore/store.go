@@ -31,6 +31,9 @@ type Options struct {
 	// MaxConns bounds the pool of connections for ordinary operations;
 	// each claim holds one connection more. Default 4.
 	MaxConns int32
+	// ConnectTimeout bounds connecting when the URL sets no
+	// connect_timeout. Default 10 s.
+	ConnectTimeout time.Duration
 }
 
 // Store is a storage.Store on a PostgreSQL database.
@@ -72,6 +75,14 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		opts.MaxConns = 4
 	}
 	cfg.MaxConns = opts.MaxConns
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = 10 * time.Second
+	}
+	if cc.ConnectTimeout == 0 {
+		// A server that never answers must not hold a command forever
+		// (libpq waits without end); connect_timeout in the URL wins.
+		cc.ConnectTimeout = opts.ConnectTimeout
+	}
 	s := &Store{where: describe(cc), secret: secret, opts: opts, config: cc.Copy(), claims: map[string]*claim{}}
 	s.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

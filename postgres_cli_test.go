@@ -268,3 +268,22 @@ func TestGCOnPostgres(t *testing.T) {
 		t.Error("a session reads differently after compact")
 	}
 }
+
+// A URL of another kind is refused, not taken for a path: nothing is made.
+func TestUnknownURLSchemeIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, db := range []string{"postgress://me@db/x", "mysql://me@db/x"} {
+		r := retrace(t, "sessions", "--db", db)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "keeps sessions in a file (a path) or in PostgreSQL") {
+			t.Errorf("--db %s: exit %d\n%s", db, r.code, r.stderr)
+		}
+	}
+	t.Setenv("RETRACE_DB", "sqlite://x.db")
+	if r := retrace(t, "sessions"); r.code != exitUsage || !strings.Contains(r.stderr, "RETRACE_DB names a sqlite:// URL") {
+		t.Errorf("RETRACE_DB of another kind: exit %d\n%s", r.code, r.stderr)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("made %v", entries)
+	}
+}

@@ -29,16 +29,30 @@ func isDatabaseURL(loc string) bool {
 // dbLocation is the database the command line names.
 func (c *cli) dbLocation() (string, error) {
 	if c.db != "" {
-		return c.db, nil
+		return checkLocation(c.db, "--db")
 	}
 	if loc := os.Getenv("RETRACE_DB"); loc != "" {
-		return loc, nil
+		return checkLocation(loc, "RETRACE_DB")
 	}
-	loc, err := configDatabase(defaultConfigPath(os.Getenv))
-	if err != nil || loc != "" {
-		return loc, err
+	path := defaultConfigPath(os.Getenv)
+	loc, err := configDatabase(path)
+	if err != nil {
+		return "", err
+	}
+	if loc != "" {
+		return checkLocation(loc, "the config's database ("+path+")")
 	}
 	return storage.DefaultPath()
+}
+
+// checkLocation refuses a URL of a kind retrace does not keep sessions
+// in: taken for a path, "postgress://host/db" would make a directory
+// "postgress:" and a new, empty database in it.
+func checkLocation(loc, from string) (string, error) {
+	if scheme, _, ok := strings.Cut(loc, "://"); ok && !isDatabaseURL(loc) && !strings.ContainsAny(scheme, "/.") {
+		return "", usagef("%s names a %s:// URL; retrace keeps sessions in a file (a path) or in PostgreSQL (postgres://...)", from, scheme)
+	}
+	return loc, nil
 }
 
 // configDatabase reads the database setting of the config file at path:

@@ -20,14 +20,8 @@ func hello(at time.Time) state.Event {
 // A second store's claim is refused naming the holder: its pid and its
 // host, in the error and in its message.
 func TestClaimRefusedNamesHolder(t *testing.T) {
-	loc := newDatabase(t)
-	first := openPG(t, loc, pgstore.Options{Host: "first-host"})
-	second := openPG(t, loc, pgstore.Options{Host: "second-host"})
-	info, err := first.Create(ctx, storage.NewSession{Title: "held"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = second.Claim(ctx, info.ID)
+	_, first, second, info := twoHosts(t, "held")
+	err := second.Claim(ctx, info.ID)
 	var be *storage.BusyError
 	if !errors.As(err, &be) || be.Session != info.ID || be.PID != os.Getpid() || be.Host != "first-host" {
 		t.Fatalf("second claim: %v; want a BusyError naming session %s, pid %d on first-host", err, info.ID, os.Getpid())
@@ -49,13 +43,7 @@ func TestClaimRefusedNamesHolder(t *testing.T) {
 // the next write fails saying so, writes nothing, and another store can
 // claim the session.
 func TestLostClaimStopsWrites(t *testing.T) {
-	loc := newDatabase(t)
-	first := openPG(t, loc, pgstore.Options{Host: "first-host"})
-	second := openPG(t, loc, pgstore.Options{Host: "second-host"})
-	info, err := first.Create(ctx, storage.NewSession{Title: "lost"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	loc, first, second, info := twoHosts(t, "lost")
 	at := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
 	s, err := storage.Commit(ctx, first, state.New(info.ID), hello(at))
 	if err != nil {
@@ -133,13 +121,7 @@ func endClaim(t *testing.T, loc, id string) {
 // Holder names another store's live claim, and nobody once it is gone or
 // when the claim is this store's own.
 func TestHolder(t *testing.T) {
-	loc := newDatabase(t)
-	first := openPG(t, loc, pgstore.Options{Host: "first-host"})
-	second := openPG(t, loc, pgstore.Options{Host: "second-host"})
-	info, err := first.Create(ctx, storage.NewSession{Title: "held"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, first, second, info := twoHosts(t, "held")
 	if pid, held := second.Holder(info.ID); !held || pid != os.Getpid() {
 		t.Errorf("while the first store holds it: pid %d, held %v", pid, held)
 	}
@@ -152,4 +134,19 @@ func TestHolder(t *testing.T) {
 	if pid, held := second.Holder(info.ID); held {
 		t.Errorf("after the release: held by pid %d", pid)
 	}
+}
+
+// twoHosts is two stores on a fresh database, as on machines named
+// first-host and second-host, the first holding a new session titled
+// title.
+func twoHosts(t *testing.T, title string) (string, *pgstore.Store, *pgstore.Store, storage.SessionInfo) {
+	t.Helper()
+	loc := newDatabase(t)
+	first := openPG(t, loc, pgstore.Options{Host: "first-host"})
+	second := openPG(t, loc, pgstore.Options{Host: "second-host"})
+	info, err := first.Create(ctx, storage.NewSession{Title: title})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc, first, second, info
 }

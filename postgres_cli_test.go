@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"retrace/storage"
 	"retrace/storage/boltstore"
 	"retrace/storage/pgstore"
@@ -221,14 +219,8 @@ func TestBenchOnPostgres(t *testing.T) {
 	if after := retrace(t, "sessions", "--json", "--db", url).ok(t).stdout; after != before {
 		t.Errorf("bench changed the database it was given:\n%s", after)
 	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
 	var left int
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_database WHERE datname LIKE 'retrace_scratch%'").Scan(&left); err != nil || left != 0 {
+	if err := pgtest.Connect(t, url).QueryRow(context.Background(), "SELECT count(*) FROM pg_database WHERE datname LIKE 'retrace_scratch%'").Scan(&left); err != nil || left != 0 {
 		t.Errorf("scratch databases left: %d (%v)", left, err)
 	}
 }

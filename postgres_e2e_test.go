@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"retrace/agent/llmserver"
 	"retrace/agent/llmtest"
 	"retrace/storage/pgstore/pgtest"
@@ -154,14 +152,8 @@ func TestTwoMachinesShareASession(t *testing.T) {
 // database administrator or a broken network would.
 func terminateClaim(t *testing.T, url, id string) {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
 	var ended bool
-	if err := conn.QueryRow(ctx, "SELECT pg_terminate_backend(backend_pid) FROM retrace_claims WHERE session_id = $1", id).Scan(&ended); err != nil || !ended {
+	if err := pgtest.Connect(t, url).QueryRow(context.Background(), "SELECT pg_terminate_backend(backend_pid) FROM retrace_claims WHERE session_id = $1", id).Scan(&ended); err != nil || !ended {
 		t.Fatalf("end the claim's backend: %v (ended: %v)", err, ended)
 	}
 }

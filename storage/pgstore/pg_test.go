@@ -38,23 +38,9 @@ func openPG(t *testing.T, loc string, opts pgstore.Options) *pgstore.Store {
 // would: to damage rows, read pg_locks, end a backend.
 func sql(t *testing.T, loc, query string, args ...any) {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, loc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, query, args...); err != nil {
+	if _, err := connect(t, loc).Exec(context.Background(), query, args...); err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
 }
 
-func connect(t *testing.T, loc string) *pgx.Conn {
-	t.Helper()
-	conn, err := pgx.Connect(context.Background(), loc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
-}
+func connect(t *testing.T, loc string) *pgx.Conn { return pgtest.Connect(t, loc) }

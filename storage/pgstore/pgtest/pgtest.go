@@ -62,3 +62,15 @@ func NewDatabase(t testing.TB) string {
 
 // WithDatabase is conn with its database replaced (pgstore.WithDatabase).
 func WithDatabase(conn, name string) string { return pgstore.WithDatabase(conn, name) }
+
+// Connect is a connection to the database at url, as a person with psql
+// would open one, closed when the test ends.
+func Connect(t testing.TB, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}

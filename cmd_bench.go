@@ -51,13 +51,15 @@ func benchCmd(fset *flag.FlagSet) func(context.Context, *cli, []string) error {
 			r, err = benchServer(ctx, c.db, dir, *turns)
 		} else {
 			open := func(path string) (storage.Store, error) { return boltstore.Open(path, boltstore.Options{}) }
-			r, err = storebench.Run(ctx, dir, *turns, open, nil)
+			if r, err = storebench.Run(ctx, dir, *turns, open, nil); err == nil {
+				err = r.AddTask(ctx, dir, open)
+			}
 		}
 		if err != nil {
 			return err
 		}
 		if file != "" {
-			if err := os.Rename(filepath.Join(dir, "bench.db"), c.db); err != nil {
+			if err := os.Rename(filepath.Join(dir, storebench.File), c.db); err != nil {
 				return err
 			}
 		}
@@ -116,14 +118,6 @@ func benchServer(ctx context.Context, url, dir string, turns int) (storebench.Re
 		return storebench.Result{}, fmt.Errorf("bench: %w", err)
 	}
 	open := func(string) (storage.Store, error) { return pgstore.Open(ctx, scratch, pgstore.Options{}) }
-	size := func() (int64, error) {
-		st, err := pgstore.Open(ctx, scratch, pgstore.Options{})
-		if err != nil {
-			return 0, err
-		}
-		defer st.Close()
-		return st.Size(ctx)
-	}
-	r, err := storebench.RunOn(ctx, dir, turns, storebench.Target{Open: open, Size: size, NoTask: true}, nil)
+	r, err := storebench.Run(ctx, dir, turns, open, nil)
 	return r, errors.Join(err, drop())
 }

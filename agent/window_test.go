@@ -94,7 +94,7 @@ func newLongSession(tb testing.TB, turns int) longSession {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ls := longSession{path: filepath.Join(dir, "bench.db")}
+	ls := longSession{path: filepath.Join(dir, storebench.File)}
 	st, err := boltstore.Open(ls.path, boltstore.Options{})
 	if err != nil {
 		tb.Fatal(err)

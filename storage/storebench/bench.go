@@ -48,17 +48,8 @@ type Result struct {
 	TaskSysCW       int64 `json:"task_syscw,omitempty"`
 }
 
-// Target is the store a run measures.
-type Target struct {
-	// Open opens (creating) the store: once to write, again to read as
-	// after a restart. A file's store is at path; a database ignores it.
-	Open Opener
-	// Size is the bytes the store takes once written; nil: the file at
-	// path.
-	Size func() (int64, error)
-	// NoTask skips the agent task and its bytes written (see Result).
-	NoTask bool
-}
+// File is the name of the file Run writes in its directory.
+const File = "bench.db"
 
 // TaskTool is the tool of the task Run measures after the chat.
 const TaskTool = "write_file"
@@ -70,29 +61,13 @@ type Opener func(path string) (storage.Store, error)
 const MessageLen = 300
 
 // Run writes turns chat turns into a fresh store in dir, then measures
-// reading it back from a freshly opened store, and last what one agent
-// task with a tool call writes into that file. progress, if not nil, is
+// reading it back from a freshly opened store. progress, if not nil, is
 // called after each turn.
 func Run(ctx context.Context, dir string, turns int, open Opener, progress func(turn int)) (Result, error) {
-	return RunOn(ctx, dir, turns, Target{Open: open}, progress)
-}
-
-// RunOn is Run on any target: a file, or a database on a server.
-func RunOn(ctx context.Context, dir string, turns int, target Target, progress func(turn int)) (Result, error) {
 	if turns < 1 {
 		return Result{}, fmt.Errorf("turns must be at least 1, got %d", turns)
 	}
-	path := filepath.Join(dir, "bench.db")
-	open := target.Open
-	if target.Size == nil {
-		target.Size = func() (int64, error) {
-			fi, err := os.Stat(path)
-			if err != nil {
-				return 0, err
-			}
-			return fi.Size(), nil
-		}
-	}
+	path := filepath.Join(dir, File)
 	st, err := open(path)
 	if err != nil {
 		return Result{}, err
@@ -132,10 +107,11 @@ func RunOn(ctx context.Context, dir string, turns int, target Target, progress f
 	r.Last100MSPerTurn = mean(perTurn[turns-window:])
 	slices.Sort(perCheckpoint)
 	r.CheckpointP50MS, r.CheckpointP99MS = ms(percentile(perCheckpoint, 50)), ms(percentile(perCheckpoint, 99))
-	if err := st.Close(); err != nil {
+	if r.DBBytes, err = size(ctx, st, path); err != nil {
+		st.Close()
 		return Result{}, err
 	}
-	if r.DBBytes, err = target.Size(); err != nil {
+	if err := st.Close(); err != nil {
 		return Result{}, err
 	}
 
@@ -157,15 +133,34 @@ func RunOn(ctx context.Context, dir string, turns int, target Target, progress f
 	if err := fresh.Close(); err != nil {
 		return Result{}, err
 	}
-	if target.NoTask {
-		return r, nil
-	}
-	task, err := RunTask(ctx, dir, path, TaskTool, open, nil)
+	return r, nil
+}
+
+// AddTask runs the agent task with one tool call (TaskTool) in the file
+// Run wrote in dir, and puts its figures in r. It is the bench command's:
+// the bytes are this process's counters, which a server's writes miss.
+func (r *Result) AddTask(ctx context.Context, dir string, open Opener) error {
+	task, err := RunTask(ctx, dir, filepath.Join(dir, File), TaskTool, open, nil)
 	if err != nil {
-		return Result{}, fmt.Errorf("the task with one tool call: %w", err)
+		return fmt.Errorf("the task with one tool call: %w", err)
 	}
 	r.TaskCheckpoints, r.TaskWriteBytes, r.TaskWChar, r.TaskSysCW = task.Checkpoints, task.WriteBytes, task.WChar, task.SysCW
-	return r, nil
+	return nil
+}
+
+// size is the bytes st takes: what a store that knows says (a database
+// on a server: its tables), else the file at path.
+func size(ctx context.Context, st storage.Store, path string) (int64, error) {
+	if s, ok := st.(interface {
+		Size(context.Context) (int64, error)
+	}); ok {
+		return s.Size(ctx)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
 }
 
 // percentile is the p-th percentile of sorted durations (nearest rank):

@@ -59,7 +59,7 @@ func TestTaskChild(t *testing.T) {
 		if _, err := storebench.Run(context.Background(), dir, turns, openBolt, nil); err != nil {
 			t.Fatal(err)
 		}
-		db = filepath.Join(dir, "bench.db")
+		db = filepath.Join(dir, storebench.File)
 	}
 	// Or many sessions, of 2 checkpoints each: the sessions bucket then
 	// has branch pages above its leaves.

@@ -101,13 +101,13 @@ func benchYear(ctx context.Context, c *cli, dir string, f yearFlags) (yearResult
 	}
 	big, alone := filepath.Join(dir, "bench.db"), filepath.Join(dir, "alone.db")
 	t0 := time.Now()
-	built, err := buildYear(ctx, c, big, alone, f)
+	measured, err := buildYear(ctx, c, big, alone, f)
 	if err != nil {
 		return r, err
 	}
 	r.BuildMS = benchMS(time.Since(t0))
-	r.Session, r.Head = built.Info.ID, built.Info.Head
-	r.RollbackTo = rollbackTarget(built.Measured)
+	r.Session, r.Head = measured.Session.ID, measured.Session.Head
+	r.RollbackTo = rollbackTarget(measured)
 	if r.BigBytes, err = benchFileSize(big); err != nil {
 		return r, err
 	}
@@ -124,7 +124,7 @@ func benchYear(ctx context.Context, c *cli, dir string, f yearFlags) (yearResult
 		r.Operations = append(r.Operations, yearOp{Name: name, Alone: a, Big: b, Ratio: ratio(b.MS, a.MS)})
 	}
 	fmt.Fprintf(c.stderr, "bench: gc --dry-run, gc and compact on the %d-session file\n", f.sessions)
-	if r.GC, err = gcYear(ctx, big, built); err != nil {
+	if r.GC, err = gcYear(ctx, big); err != nil {
 		return r, err
 	}
 	r.Measured = time.Now().UTC().Truncate(time.Second)
@@ -133,15 +133,15 @@ func benchYear(ctx context.Context, c *cli, dir string, f yearFlags) (yearResult
 
 // buildYear writes the big file and the file of the measured session
 // alone, with a line of progress on stderr every few seconds.
-func buildYear(ctx context.Context, c *cli, big, alone string, f yearFlags) (yearbench.Built, error) {
+func buildYear(ctx context.Context, c *cli, big, alone string, f yearFlags) (storage.Export, error) {
 	fmt.Fprintf(c.stderr, "bench: building %d sessions of %d checkpoints each in %s\n", f.sessions, f.checkpoints, big)
 	plan := yearbench.Plan{Sessions: f.sessions, Checkpoints: f.checkpoints, Now: time.Now()}
 	st, err := boltstore.Open(big, boltstore.Options{})
 	if err != nil {
-		return yearbench.Built{}, err
+		return storage.Export{}, err
 	}
 	start, last := time.Now(), time.Now()
-	built, err := yearbench.Build(ctx, st, plan, func(done int) {
+	measured, err := yearbench.Build(ctx, st, plan, func(done int) {
 		if done == f.sessions || time.Since(last) >= 3*time.Second {
 			last = time.Now()
 			size, _ := benchFileSize(big)
@@ -154,17 +154,17 @@ func buildYear(ctx context.Context, c *cli, big, alone string, f yearFlags) (yea
 		err = cerr
 	}
 	if err != nil {
-		return built, err
+		return measured, err
 	}
 	one, err := boltstore.Open(alone, boltstore.Options{})
 	if err != nil {
-		return built, err
+		return measured, err
 	}
-	if _, err := one.Import(ctx, built.Measured); err != nil {
+	if _, err := one.Import(ctx, measured); err != nil {
 		one.Close()
-		return built, fmt.Errorf("bench: the measured session alone: %w", err)
+		return measured, fmt.Errorf("bench: the measured session alone: %w", err)
 	}
-	return built, one.Close()
+	return measured, one.Close()
 }
 
 // rollbackTarget is the version rollback moves the measured session to:
@@ -379,7 +379,7 @@ func ratio(a, b float64) float64 {
 // commands do (open the store, run, close), and checks that every session
 // gc leaves shows byte for byte what it showed before, after gc and after
 // compact.
-func gcYear(ctx context.Context, file string, built yearbench.Built) (yearGC, error) {
+func gcYear(ctx context.Context, file string) (yearGC, error) {
 	var g yearGC
 	before, err := showHashes(ctx, file)
 	if err != nil {
@@ -414,12 +414,7 @@ func gcYear(ctx context.Context, file string, built yearbench.Built) (yearGC, er
 
 func gcOnce(ctx context.Context, file string, opts boltstore.GCOptions, out *yearSpace) (boltstore.GCReport, error) {
 	var rep boltstore.GCReport
-	err := timeSpace(file, out, func() error {
-		st, err := boltstore.Open(file, boltstore.Options{})
-		if err != nil {
-			return err
-		}
-		defer st.Close()
+	err := timeSpace(file, out, func(st *boltstore.Store) (err error) {
 		rep, err = st.GC(ctx, opts)
 		return err
 	})
@@ -428,27 +423,29 @@ func gcOnce(ctx context.Context, file string, opts boltstore.GCOptions, out *yea
 }
 
 func compactOnce(ctx context.Context, file string, out *yearSpace) error {
-	return timeSpace(file, out, func() error {
-		st, err := boltstore.Open(file, boltstore.Options{})
-		if err != nil {
-			return err
-		}
-		defer st.Close()
+	return timeSpace(file, out, func(st *boltstore.Store) error {
 		rep, err := st.Compact(ctx)
 		out.ReportedBytes = rep.Before - rep.After
 		return err
 	})
 }
 
-// timeSpace runs fn, timing it and taking the file's size before and
-// after.
-func timeSpace(file string, out *yearSpace, fn func() error) error {
+// timeSpace runs fn on the file's store as a command does (open, run,
+// close), timing it and taking the file's size before and after.
+func timeSpace(file string, out *yearSpace, fn func(*boltstore.Store) error) error {
 	var err error
 	if out.FileBefore, err = benchFileSize(file); err != nil {
 		return err
 	}
 	t0 := time.Now()
-	if err := fn(); err != nil {
+	st, err := boltstore.Open(file, boltstore.Options{})
+	if err == nil {
+		err = fn(st)
+		if cerr := st.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
 	out.MS = benchMS(time.Since(t0))

@@ -44,39 +44,32 @@ func (p Plan) Measured() int { return p.Sessions / 2 }
 // Old reports whether session i is one gc removes by age.
 func (p Plan) Old(i int) bool { return i%5 == 0 && i != p.Measured() }
 
-// Built is what Build made.
-type Built struct {
-	IDs      []string       // in the order built
-	Measured storage.Export // the measured session, as imported
-	Info     storage.SessionInfo
-}
-
 // Build imports p.Sessions sessions of p.Checkpoints checkpoints each
-// into st, and reports after each.
-func Build(ctx context.Context, st storage.Store, p Plan, progress func(done int)) (Built, error) {
-	var b Built
+// into st, reporting after each, and returns the measured session as
+// imported, under the id the store gave it.
+func Build(ctx context.Context, st storage.Store, p Plan, progress func(done int)) (storage.Export, error) {
+	var measured storage.Export
 	for i := range p.Sessions {
 		if err := ctx.Err(); err != nil {
-			return b, err
+			return measured, err
 		}
 		ex, err := Session(i, p)
 		if err != nil {
-			return b, err
+			return measured, err
 		}
 		info, err := st.Import(ctx, ex)
 		if err != nil {
-			return b, fmt.Errorf("bench: import session %d of %d: %w", i+1, p.Sessions, err)
+			return measured, fmt.Errorf("bench: import session %d of %d: %w", i+1, p.Sessions, err)
 		}
-		b.IDs = append(b.IDs, info.ID)
 		if i == p.Measured() {
 			ex.Session.ID = info.ID
-			b.Measured, b.Info = ex, info
+			measured = ex
 		}
 		if progress != nil {
 			progress(i + 1)
 		}
 	}
-	return b, nil
+	return measured, nil
 }
 
 // Session returns session i of the plan as an export with no id (the

@@ -19,12 +19,15 @@ func copyCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		if *to == "" {
 			return usagef("copy needs --to: the database to copy into")
 		}
-		src := *from
-		if src == "" {
-			var err error
-			if src, err = c.dbLocation(); err != nil {
-				return err
-			}
+		src, err := checkLocation(*from, "--from")
+		if src == "" && err == nil {
+			src, err = c.dbLocation()
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := checkLocation(*to, "--to"); err != nil {
+			return err
 		}
 		if src == *to {
 			return usagef("copy --from and --to name the same database (%s)", locationName(src))

@@ -24,7 +24,7 @@ import (
 // inside its own transaction and after it has locked the session's row,
 // that the claim's backend (its pid and start time, so a pid used again is
 // not mistaken for it) still holds the lock, in pg_locks. A write whose
-// claim is gone fails with ErrClaimLost and the claim is dropped. Once the
+// claim is gone fails with storage.ErrClaimLost and the claim is dropped. Once the
 // check passes the write cannot be overtaken: any other writer has first
 // to lock the same row, which waits for this transaction to end, and then
 // finds the head moved (a ConflictError).
@@ -33,12 +33,6 @@ type claim struct {
 	backend int32     // the claim connection's backend pid
 	started time.Time // and its start, which tells it from a later backend of that pid
 }
-
-// ErrClaimLost says a write found its store's claim on the session gone:
-// the claim's connection to the database ended, and another process may
-// write the session now. Nothing was written; claim the session again and
-// reload it.
-var ErrClaimLost = storage.ErrClaimLost
 
 // lockKey is a session's advisory lock key: the first 8 bytes of a hash of
 // its id, in a space of retrace's own.
@@ -184,7 +178,7 @@ func (s *Store) lost(id string, c *claim) error {
 	}
 	s.claimMu.Unlock()
 	return fmt.Errorf("session %s in %s: this store's claim ended with its connection (backend %d); another process may write the session now, so nothing was written: claim it again and reload: %w",
-		id, s.where, c.backend, ErrClaimLost)
+		id, s.where, c.backend, storage.ErrClaimLost)
 }
 
 // Holder reports which process holds the session's claim: its pid and

@@ -53,7 +53,7 @@ func TestLostClaimStopsWrites(t *testing.T) {
 
 	plan := state.Event{Kind: state.PlanSet, At: at.Add(time.Second), Plan: []state.Step{{Text: "one step"}}}
 	_, err = first.Append(ctx, info.ID, s.Version, plan)
-	if !errors.Is(err, pgstore.ErrClaimLost) || !strings.Contains(err.Error(), info.ID) {
+	if !errors.Is(err, storage.ErrClaimLost) || !strings.Contains(err.Error(), info.ID) {
 		t.Fatalf("append after the claim's connection ended: %v; want ErrClaimLost naming the session", err)
 	}
 	if got, err := second.Session(ctx, info.ID); err != nil || got.Versions != 1 {

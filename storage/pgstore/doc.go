@@ -40,13 +40,12 @@
 // with the connection, so a killed holder lets go at once, and so does one
 // whose connection broke. Every write checks, in its own transaction, that
 // its store's claim still holds the lock; one that finds it gone fails
-// with ErrClaimLost and writes nothing (claim.go). Release and Close end
+// with storage.ErrClaimLost and writes nothing (claim.go). Release and Close end
 // the claims.
 //
 // # Caveats
 //
-// There is no gc or compact yet: deleted sessions' contents stay in
-// retrace_blobs. Imported sessions keep the gaps gc left in their
+// Imported sessions keep the gaps gc left in their
 // versions. Times are kept as Unix nanoseconds, so times outside the
 // years 1678 to 2262 cannot be stored (none retrace makes is).
 package pgstore

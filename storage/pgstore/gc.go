@@ -47,7 +47,13 @@ var errDryRun = errors.New("a dry run keeps nothing")
 
 // planAndRemove removes, inside tx, what opts names, and fills rep.
 func (s *Store) planAndRemove(ctx context.Context, tx pgx.Tx, opts storage.GCOptions, rep *storage.GCReport) error {
-	rows, _ := tx.Query(ctx, "SELECT "+sessionCols+" FROM retrace_sessions ORDER BY id FOR UPDATE")
+	// Sessions made, written or imported while GC looks would refer to
+	// contents it cannot see referred to: the table is locked against
+	// every write (reads go on) until GC ends.
+	if _, err := tx.Exec(ctx, "LOCK TABLE retrace_sessions IN EXCLUSIVE MODE"); err != nil {
+		return err
+	}
+	rows, _ := tx.Query(ctx, "SELECT "+sessionCols+" FROM retrace_sessions ORDER BY id")
 	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sessionRow, error) { return scanSession(r) })
 	if err != nil {
 		return err
@@ -66,7 +72,7 @@ func (s *Store) planAndRemove(ctx context.Context, tx pgx.Tx, opts storage.GCOpt
 		}
 		old := opts.OlderThan > 0 && now.Sub(info.UpdatedAt) >= opts.OlderThan
 		if !old && !opts.Branches {
-			if err := s.collectRefs(ctx, tx, r.id, nil, refs); err != nil {
+			if err := s.collectRefs(ctx, tx, r.id, refs); err != nil {
 				return err
 			}
 			continue
@@ -79,7 +85,6 @@ func (s *Store) planAndRemove(ctx context.Context, tx pgx.Tx, opts storage.GCOpt
 				return err
 			}
 		}
-		var gone []int
 		switch {
 		case !mine:
 			pid, _ := s.Holder(r.id)
@@ -97,11 +102,11 @@ func (s *Store) planAndRemove(ctx context.Context, tx pgx.Tx, opts storage.GCOpt
 			rep.Bytes += n
 			continue
 		default:
-			if gone, err = s.pruneBranches(ctx, tx, r, info, opts.Keep[r.id], rep); err != nil {
+			if err := s.pruneBranches(ctx, tx, r, info, opts.Keep[r.id], rep); err != nil {
 				return err
 			}
 		}
-		if err := s.collectRefs(ctx, tx, r.id, gone, refs); err != nil {
+		if err := s.collectRefs(ctx, tx, r.id, refs); err != nil {
 			return err
 		}
 	}
@@ -109,12 +114,12 @@ func (s *Store) planAndRemove(ctx context.Context, tx pgx.Tx, opts storage.GCOpt
 }
 
 // pruneBranches removes a session's versions on no path from the root to
-// its head or to a kept version, records them among its removed versions
-// (their numbers are never used again), and returns them.
-func (s *Store) pruneBranches(ctx context.Context, tx pgx.Tx, r sessionRow, info storage.SessionInfo, keep []int, rep *storage.GCReport) ([]int, error) {
+// its head or to a kept version, and records them among its removed
+// versions (their numbers are never used again).
+func (s *Store) pruneBranches(ctx context.Context, tx pgx.Tx, r sessionRow, info storage.SessionInfo, keep []int, rep *storage.GCReport) error {
 	for _, v := range keep {
 		if err := r.missing(v); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	rows, _ := tx.Query(ctx, `SELECT version, parent, phase, kind, at_ns, body_crc, crc, pg_column_size(c.*)
@@ -130,7 +135,7 @@ func (s *Store) pruneBranches(ctx context.Context, tx pgx.Tx, r sessionRow, info
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	tree := storage.BuildTree(r.id, r.head, cps)
 	kept := map[int]bool{}
@@ -157,19 +162,20 @@ func (s *Store) pruneBranches(ctx context.Context, tx pgx.Tx, r sessionRow, info
 		rep.Bytes += size[node.Version]
 	}
 	if len(gone) == 0 {
-		return nil, nil
+		return nil
 	}
 	if _, err := tx.Exec(ctx, "DELETE FROM retrace_checkpoints WHERE session_id = $1 AND version = ANY($2)", r.id, gone); err != nil {
-		return nil, err
+		return err
 	}
 	r.removed = withRemoved(r.removed, gone)
-	return gone, putSession(ctx, tx, r)
+	return putSession(ctx, tx, r)
 }
 
-// collectRefs adds to refs the digests the session's versions refer to,
-// but for those in gone. Only rows whose event names a digest are read
-// and decoded: most events refer to no file.
-func (s *Store) collectRefs(ctx context.Context, tx pgx.Tx, id string, gone []int, refs map[string]bool) error {
+// collectRefs adds to refs the digests the session's versions refer to
+// (those GC removed are gone from the table already). Only rows whose
+// event names a digest are read and decoded: most events refer to no
+// file.
+func (s *Store) collectRefs(ctx context.Context, tx pgx.Tx, id string, refs map[string]bool) error {
 	rows, _ := tx.Query(ctx, `SELECT version, parent, phase, kind, at_ns, body, body_crc, crc FROM retrace_checkpoints
 		WHERE session_id = $1 AND position('sha256:'::bytea in body) > 0 ORDER BY version`, id)
 	cps, err := pgx.CollectRows(rows, scanCheckpoint)
@@ -177,9 +183,6 @@ func (s *Store) collectRefs(ctx context.Context, tx pgx.Tx, id string, gone []in
 		return err
 	}
 	for _, r := range cps {
-		if slices.Contains(gone, r.version) {
-			continue
-		}
 		_, ev, err := s.event(id, r)
 		if err != nil {
 			return err

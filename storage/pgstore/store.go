@@ -204,7 +204,7 @@ func (s *Store) wrap(err error, what, id string) error {
 		ve *storage.VersionError
 		co *storage.CorruptError
 	)
-	if errors.As(err, &nf) || errors.As(err, &ce) || errors.As(err, &ve) || errors.As(err, &co) || errors.Is(err, storage.ErrBusy) || errors.Is(err, ErrClaimLost) {
+	if errors.As(err, &nf) || errors.As(err, &ce) || errors.As(err, &ve) || errors.As(err, &co) || errors.Is(err, storage.ErrBusy) || errors.Is(err, storage.ErrClaimLost) {
 		return err
 	}
 	if id == "" {

@@ -88,7 +88,7 @@ func (s *Store) write(ctx context.Context, id string, version int, claimed bool,
 	if claimed {
 		var ok bool
 		if c, ok = s.claimOf(id); !ok {
-			return fmt.Errorf("session %s in %s: this store's claim was released during the write: %w", id, s.where, ErrClaimLost)
+			return fmt.Errorf("session %s in %s: this store's claim was released during the write: %w", id, s.where, storage.ErrClaimLost)
 		}
 	}
 	held := "true"
@@ -127,7 +127,7 @@ func (s *Store) write(ctx context.Context, id string, version int, claimed bool,
 		}
 		if !alive {
 			lost = true
-			return ErrClaimLost
+			return storage.ErrClaimLost
 		}
 		if _, err := s.info(l.row); err != nil {
 			return err

@@ -56,9 +56,8 @@ func (b *Builder) Apply(ev Event) error { return b.a.apply(ev) }
 // GrowHistory makes room for n more messages, so that a fold that knows
 // how many it will add allocates the history once.
 func (b *Builder) GrowHistory(n int) {
-	if b.a.own&ownHistory == 0 {
-		return // the first append copies it anyway
-	}
+	// A Builder owns its history from the start and never gives it up
+	// (State keeps ownHistory), so growing it in place is safe.
 	b.a.s.History = slices.Grow(b.a.s.History, n)
 }
 

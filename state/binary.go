@@ -15,8 +15,9 @@ import (
 // the canonical JSON form (see Canonical) and nothing more.
 //
 // An event's body is a list of fields, each a tag byte and a value, the
-// tags strictly ascending so that one event has exactly one body. A field
-// at its zero value is left out. A value is one of
+// tags strictly ascending. The encoder leaves out a field at its zero
+// value; the decoder also takes one written out, so an event may be read
+// from more than one body, but is always written as the same one. A value is one of
 //
 //	string  uvarint length, UTF-8 bytes
 //	int     varint

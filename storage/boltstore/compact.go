@@ -86,7 +86,6 @@ func (s *Store) Compact(ctx context.Context) (CompactReport, error) {
 	if err := s.rewrite(ctx); err != nil {
 		return rep, fmt.Errorf("compact %s (the file is as it was): %w", s.path, err)
 	}
-	s.walked = false // a new file: the next operation walks it
 	if fi, err = os.Stat(s.path); err != nil {
 		return rep, err
 	}

@@ -72,8 +72,6 @@ func (r *reach) close() {
 // (checkFile), for every operation; with write set the freelist is walked
 // too, which bbolt reads only when it opens the file to write.
 func (s *Store) walkScope(sc scope, write bool) error {
-	s.reach.close()
-	s.reach = nil
 	f, err := os.Open(s.path)
 	if err != nil {
 		return err

@@ -147,11 +147,14 @@ func checkDecode(t *testing.T, b []byte) {
 		t.Fatalf("accepted record does not encode: %v", err)
 	}
 	h2, ev2, err := decodeCheckpoint(again)
+	if err != nil {
+		t.Fatalf("an accepted record, written again, does not decode: %v", err)
+	}
 	if h2.format != checkpointFormat {
 		t.Fatalf("a record was written in format %d", h2.format)
 	}
 	h2.format = h.format // a record of format 1 is written again in format 2
-	if err != nil || h2 != h || !reflect.DeepEqual(ev2, ev) {
+	if h2 != h || !reflect.DeepEqual(ev2, ev) {
 		t.Fatalf("round trip: %v\n%+v %+v\n%+v %+v", err, h, ev, h2, ev2)
 	}
 }

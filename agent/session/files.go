@@ -156,6 +156,7 @@ func (c *Controller) Restore(version int, how Rollback) (rewind.Result, error) {
 		return res, err // refused before anything was written: the head stays
 	}
 	if err != nil {
+		c.wroteLocked(err)
 		// The store says where the head is: if the restore moved it before
 		// it stopped, the open restore is what the session shows, and
 		// finishes when it is opened again.

@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -74,4 +75,34 @@ func TestALostClaimTurnsTheSessionReadOnly(t *testing.T) {
 	if done := r.turn(c, "again", "Again."); done.State.Version != before.Version+2 {
 		t.Errorf("the next turn ends at v%d, want v%d", done.State.Version, before.Version+2)
 	}
+}
+
+func (s *losingStore) Fork(ctx context.Context, id string, parent int, ev state.Event) (storage.Checkpoint, error) {
+	if s.lost.Load() {
+		return storage.Checkpoint{}, fmt.Errorf("session %s: the connection ended: %w", id, storage.ErrClaimLost)
+	}
+	return s.Store.Fork(ctx, id, parent, ev)
+}
+
+// A rollback whose write finds the claim lost turns the session
+// read-only too: every operation that writes ends the same way.
+func TestALostClaimUnderARollbackTurnsTheSessionReadOnly(t *testing.T) {
+	r := newRig(t)
+	st := &losingStore{Store: r.store}
+	c := r.controller(st, session.Config{Follow: time.Millisecond})
+	if err := c.Create(storage.NewSession{}); err != nil {
+		t.Fatal(err)
+	}
+	r.turn(c, "first", "First.")
+	st.lost.Store(true)
+	if err := restoreErr(c, 1); !errors.Is(err, storage.ErrClaimLost) || !c.Info().ReadOnly {
+		t.Fatalf("rollback after the lost claim: %v, read-only %v", err, c.Info().ReadOnly)
+	}
+}
+
+func (s *losingStore) SetHead(ctx context.Context, id string, version int) error {
+	if s.lost.Load() {
+		return fmt.Errorf("session %s: the connection ended: %w", id, storage.ErrClaimLost)
+	}
+	return s.Store.SetHead(ctx, id, version)
 }

@@ -77,9 +77,7 @@ func (c *Controller) start(fn func(context.Context, *agent.Agent) (state.State, 
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.endLocked(t)
-		if errors.Is(err, storage.ErrClaimLost) {
-			c.lostClaimLocked()
-		}
+		c.wroteLocked(err)
 		// Published under the lock, so no later task's events can come
 		// before this one's end.
 		c.events.publish(TaskDone{State: s, Info: c.infoLocked(), Err: err})
@@ -87,14 +85,16 @@ func (c *Controller) start(fn func(context.Context, *agent.Agent) (state.State, 
 	return nil
 }
 
-// lostClaimLocked makes the open session read-only after a write found
-// its claim gone (its connection to the database ended): another process
-// may write it now, so this one follows it, as one opened read-only
-// does, until the person takes it over.
-func (c *Controller) lostClaimLocked() {
-	if c.readOnly {
+// wroteLocked looks at how an operation that writes the session ended:
+// one whose write found the claim gone (its connection to the database
+// ended) makes the session read-only. Every writing operation ends here:
+// a task, a compaction, a restore.
+func (c *Controller) wroteLocked(err error) {
+	if !errors.Is(err, storage.ErrClaimLost) || c.readOnly {
 		return
 	}
+	// Another process may write it now, so this one follows it, as one
+	// opened read-only does, until the person takes it over.
 	c.readOnly = true
 	c.followLocked()
 	c.events.publish(Notice{Text: "this session went read-only: its claim ended with the connection to the database, so another process may write it now; nothing of the step that failed was kept. Once no other process holds it, retrace offers to take it over"})
@@ -171,10 +171,10 @@ func (c *Controller) Compact() error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		c.mu.Lock()
-		c.endLocked(t)
-		c.mu.Unlock()
-	}()
-	return a.Compact(ctx)
+	err = a.Compact(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.endLocked(t)
+	c.wroteLocked(err)
+	return err
 }

@@ -113,7 +113,7 @@ func benchDir(db string) (string, func(), error) {
 // server url names, and drops it after: the sessions kept there are
 // never touched.
 func benchServer(ctx context.Context, url, dir string, turns int) (storebench.Result, error) {
-	scratch, drop, err := pgstore.Scratch(ctx, url)
+	scratch, drop, err := pgstore.Scratch(ctx, url, "bench")
 	if err != nil {
 		return storebench.Result{}, fmt.Errorf("bench: %w", err)
 	}

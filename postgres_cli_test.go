@@ -226,7 +226,7 @@ func TestBenchOnPostgres(t *testing.T) {
 		t.Errorf("bench changed the database it was given:\n%s", after)
 	}
 	var left int
-	if err := pgtest.Connect(t, url).QueryRow(context.Background(), "SELECT count(*) FROM pg_database WHERE datname LIKE 'retrace_scratch%'").Scan(&left); err != nil || left != 0 {
+	if err := pgtest.Connect(t, url).QueryRow(context.Background(), "SELECT count(*) FROM pg_database WHERE datname LIKE 'retrace\\_bench\\_%'").Scan(&left); err != nil || left != 0 {
 		t.Errorf("scratch databases left: %d (%v)", left, err)
 	}
 }

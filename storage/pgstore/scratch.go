@@ -13,9 +13,10 @@ import (
 
 // Scratch makes a new, empty database on the server conn names, for a
 // benchmark or a test that must not touch the sessions kept there, and
-// returns its connection string and how to drop it. The role conn logs in
-// as needs the CREATEDB privilege.
-func Scratch(ctx context.Context, conn string) (string, func() error, error) {
+// returns its connection string and how to drop it. Its name is
+// retrace_<purpose>_ and random hex digits. The role conn logs in as
+// needs the CREATEDB privilege.
+func Scratch(ctx context.Context, conn, purpose string) (string, func() error, error) {
 	secret := passwordIn(conn)
 	where := Redact(conn)
 	admin, err := pgx.Connect(ctx, conn)
@@ -25,7 +26,7 @@ func Scratch(ctx context.Context, conn string) (string, func() error, error) {
 	defer admin.Close(ctx)
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	name := "retrace_scratch_" + hex.EncodeToString(b[:])
+	name := "retrace_" + purpose + "_" + hex.EncodeToString(b[:])
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		return "", nil, scrub(fmt.Errorf("create a scratch database on %s: %w", where, err), secret)
 	}

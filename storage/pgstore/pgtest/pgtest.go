@@ -5,8 +5,6 @@ package pgtest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"os"
 	"testing"
 
@@ -33,31 +31,16 @@ func ServerURL(t testing.TB) string {
 // (advisory locks are per database too).
 func NewDatabase(t testing.TB) string {
 	t.Helper()
-	base := ServerURL(t)
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, base)
+	url, drop, err := pgstore.Scratch(context.Background(), ServerURL(t), "test")
 	if err != nil {
-		t.Fatalf("connect to the test server: %v", err)
-	}
-	defer admin.Close(ctx)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "retrace_test_" + hex.EncodeToString(b[:])
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database %s: %v", name, err)
+		t.Fatalf("a database of the test's own: %v", err)
 	}
 	t.Cleanup(func() {
-		admin, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-			return
-		}
-		defer admin.Close(ctx)
-		if _, err := admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
+		if err := drop(); err != nil {
+			t.Error(err)
 		}
 	})
-	return WithDatabase(base, name)
+	return url
 }
 
 // WithDatabase is conn with its database replaced (pgstore.WithDatabase).

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"retrace/state/transcript"
+	"retrace/storage"
 	"retrace/storage/boltstore"
 	"retrace/storage/pgstore"
 )
@@ -34,9 +35,7 @@ func verifyCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 		if err != nil {
 			return fmt.Errorf("%w; 'retrace recover NEW.db --db %s' copies every intact session and version into a new file", err, path)
 		}
-		fmt.Fprintf(c.stdout, "%s is sound: %s, %s and %s in %s, checked in %s\n", path,
-			transcript.Count(rep.Sessions, "session"), transcript.Count(rep.Checkpoints, "version"),
-			transcript.Count(rep.Contents, "file content"), transcript.ApproxSize(rep.Bytes), time.Since(start).Round(time.Millisecond))
+		printSound(c, path, rep, start)
 		return nil
 	}
 }
@@ -53,8 +52,13 @@ func verifyServer(ctx context.Context, c *cli, url string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "%s is sound: %s, %s and %s in %s, checked in %s\n", st,
+	printSound(c, st.String(), rep, start)
+	return nil
+}
+
+// printSound says what a check that passed read, and how long it took.
+func printSound(c *cli, where string, rep storage.CheckReport, start time.Time) {
+	fmt.Fprintf(c.stdout, "%s is sound: %s, %s and %s in %s, checked in %s\n", where,
 		transcript.Count(rep.Sessions, "session"), transcript.Count(rep.Checkpoints, "version"),
 		transcript.Count(rep.Contents, "file content"), transcript.ApproxSize(rep.Bytes), time.Since(start).Round(time.Millisecond))
-	return nil
 }

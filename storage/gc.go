@@ -70,3 +70,11 @@ type Skipped struct {
 type CompactReport struct {
 	Before, After int64
 }
+
+// CheckReport is what a whole check (retrace verify) read.
+type CheckReport struct {
+	Sessions    int   // sessions
+	Checkpoints int   // versions, over every session
+	Contents    int   // file contents
+	Bytes       int64 // what the store takes: the file, or a database's tables
+}

@@ -21,13 +21,8 @@ func Verify(ctx context.Context, path string) error {
 	return err
 }
 
-// CheckReport is what a whole check of a file went through.
-type CheckReport struct {
-	Sessions    int   // sessions
-	Checkpoints int   // versions, over every session
-	Contents    int   // file contents
-	Bytes       int64 // the file's size
-}
+// CheckReport is storage.CheckReport.
+type CheckReport = storage.CheckReport
 
 // Check is Verify, reporting what it checked. A file that passes loses
 // the mark of damage found in it before (see crash.go): whatever was

@@ -9,22 +9,14 @@ import (
 	"retrace/storage"
 )
 
-// CheckReport is what Check read.
-type CheckReport struct {
-	Sessions    int   // sessions
-	Checkpoints int   // versions, over every session
-	Contents    int   // file contents
-	Bytes       int64 // the retrace tables' size (see Size)
-}
-
 // Check reads everything the store keeps and checks it, as
 // `retrace verify` does a file: every session's row, every checkpoint's
 // header and event against their checksums (Export reads them all), the version tree replayed
 // whole (storage.CheckImport: parents, phases, events that apply), and
 // every file content against its digest. The first damage found is the
 // error, a *storage.CorruptError naming what.
-func (s *Store) Check(ctx context.Context) (CheckReport, error) {
-	var rep CheckReport
+func (s *Store) Check(ctx context.Context) (storage.CheckReport, error) {
+	var rep storage.CheckReport
 	list, err := s.Sessions(ctx)
 	if err != nil {
 		return rep, err

@@ -78,3 +78,76 @@ type CheckReport struct {
 	Contents    int   // file contents
 	Bytes       int64 // what the store takes: the file, or a database's tables
 }
+
+// Abandoned finds a session's versions on no path from the root to its
+// head or to a kept version, in tree order, and groups them by the
+// branch they were on; size says what each version takes.
+func Abandoned(info SessionInfo, tree Tree, keep []int, size func(version int) int64) ([]GoneBranch, []int) {
+	kept := map[int]bool{}
+	for _, tip := range append([]int{tree.Head}, keep...) {
+		for _, v := range tree.Path(tip) {
+			kept[v] = true
+		}
+	}
+	var versions []int
+	var out []GoneBranch
+	byBranch := map[int]int{} // branch -> index in out
+	for _, n := range tree.Nodes {
+		if kept[n.Version] {
+			continue
+		}
+		versions = append(versions, n.Version)
+		i, ok := byBranch[n.Branch]
+		if !ok {
+			i = len(out)
+			byBranch[n.Branch] = i
+			out = append(out, GoneBranch{Session: info, Branch: tree.Branches[n.Branch-1].ID, Fork: n.Parent})
+		}
+		out[i].Versions = append(out[i].Versions, n.Version)
+		out[i].Bytes += size(n.Version)
+	}
+	return out, versions
+}
+
+// WithRemoved returns a session's runs of removed versions ([first,
+// last], ascending) with the versions vs added, adjacent runs merged.
+func WithRemoved(runs [][2]int, vs []int) [][2]int {
+	all := make(map[int]bool, len(vs))
+	for _, v := range vs {
+		all[v] = true
+	}
+	for _, span := range runs {
+		for v := span[0]; v <= span[1]; v++ {
+			all[v] = true
+		}
+	}
+	var out [][2]int
+	for v := 1; len(all) > 0; v++ {
+		if !all[v] {
+			continue
+		}
+		delete(all, v)
+		if n := len(out); n > 0 && out[n-1][1] == v-1 {
+			out[n-1][1] = v
+		} else {
+			out = append(out, [2]int{v, v})
+		}
+	}
+	return out
+}
+
+// Gaps is the runs of versions, up to count, that records lack: what gc
+// removed before an export was made.
+func Gaps(records []Record, count int) [][2]int {
+	held := make(map[int]bool, len(records))
+	for _, r := range records {
+		held[r.Version] = true
+	}
+	var gone []int
+	for v := 1; v <= count; v++ {
+		if !held[v] {
+			gone = append(gone, v)
+		}
+	}
+	return WithRemoved(nil, gone)
+}

@@ -58,30 +58,3 @@ func (r infoRecord) checkRemoved() error {
 	}
 	return nil
 }
-
-// withRemoved returns runs with the versions vs (ascending, none removed
-// yet) added, adjacent runs merged.
-func withRemoved(runs [][2]int, vs []int) [][2]int {
-	all := make(map[int]bool, len(vs))
-	for _, v := range vs {
-		all[v] = true
-	}
-	for _, span := range runs {
-		for v := span[0]; v <= span[1]; v++ {
-			all[v] = true
-		}
-	}
-	var out [][2]int
-	for v := 1; len(all) > 0; v++ {
-		if !all[v] {
-			continue
-		}
-		delete(all, v)
-		if n := len(out); n > 0 && out[n-1][1] == v-1 {
-			out[n-1][1] = v
-		} else {
-			out = append(out, [2]int{v, v})
-		}
-	}
-	return out
-}

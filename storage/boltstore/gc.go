@@ -151,7 +151,7 @@ func (s *Store) removePlan(tx *bolt.Tx, p gcPlan) error {
 		}
 		// The head, its time and its phase stay: the session's
 		// conversation did not move on.
-		rec.Removed = withRemoved(rec.Removed, vs)
+		rec.Removed = storage.WithRemoved(rec.Removed, vs)
 		if err := putInfo(b, rec); err != nil {
 			return err
 		}
@@ -276,36 +276,8 @@ func (s *Store) abandoned(b *bolt.Bucket, rec infoRecord, id string, keep []int)
 		return nil, nil, err
 	}
 	tree := storage.BuildTree(id, rec.Head, cps)
-	kept := map[int]bool{}
-	for _, tip := range append([]int{rec.Head}, keep...) {
-		for _, v := range tree.Path(tip) {
-			kept[v] = true
-		}
-	}
-	info := rec.info(id)
-	var versions []int
-	byBranch := map[int]*GoneBranch{}
-	var order []int
-	for _, n := range tree.Nodes {
-		if kept[n.Version] {
-			continue
-		}
-		versions = append(versions, n.Version)
-		gb := byBranch[n.Branch]
-		if gb == nil {
-			br := tree.Branches[n.Branch-1]
-			gb = &GoneBranch{Session: info, Branch: br.ID, Fork: n.Parent}
-			byBranch[n.Branch] = gb
-			order = append(order, n.Branch)
-		}
-		gb.Versions = append(gb.Versions, n.Version)
-		gb.Bytes += size[n.Version]
-	}
-	out := make([]GoneBranch, 0, len(order))
-	for _, br := range order {
-		out = append(out, *byBranch[br])
-	}
-	return out, versions, nil
+	branches, versions := storage.Abandoned(rec.info(id), tree, keep, func(v int) int64 { return size[v] })
+	return branches, versions, nil
 }
 
 // collectRefs adds to refs the digests of the contents the session's

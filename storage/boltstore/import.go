@@ -68,7 +68,7 @@ func (s *Store) Import(ctx context.Context, ex storage.Export) (storage.SessionI
 	in := ex.Session
 	rec := infoRecord{Title: in.Title, Model: in.Model, Workspace: in.Workspace,
 		CreatedAt: in.CreatedAt.UTC(), UpdatedAt: in.UpdatedAt.UTC(),
-		Head: in.Head, Versions: in.Versions, Phase: in.Phase, Removed: gapsOf(records, in.Versions)}
+		Head: in.Head, Versions: in.Versions, Phase: in.Phase, Removed: storage.Gaps(records, in.Versions)}
 	if err := s.writeImport(ctx, id, rec, batches); err != nil {
 		s.dropClaim(id)
 		return storage.SessionInfo{}, fmt.Errorf("import session %s into %s: %w", id, s.path, err)
@@ -284,20 +284,4 @@ func dropStaged(tx *bolt.Tx, id string) error {
 		return tx.DeleteBucket(importingBucket)
 	}
 	return nil
-}
-
-// gapsOf is the runs of versions, up to count, that records lack: what
-// `retrace gc --branches` removed before the export was made.
-func gapsOf(records []storage.Record, count int) [][2]int {
-	held := make(map[int]bool, len(records))
-	for _, r := range records {
-		held[r.Version] = true
-	}
-	var gone []int
-	for v := 1; v <= count; v++ {
-		if !held[v] {
-			gone = append(gone, v)
-		}
-	}
-	return withRemoved(nil, gone)
 }

@@ -138,28 +138,10 @@ func (s *Store) pruneBranches(ctx context.Context, tx pgx.Tx, r sessionRow, info
 		return err
 	}
 	tree := storage.BuildTree(r.id, r.head, cps)
-	kept := map[int]bool{}
-	for _, tip := range append([]int{r.head}, keep...) {
-		for _, v := range tree.Path(tip) {
-			kept[v] = true
-		}
-	}
-	var gone []int
-	byBranch := map[int]int{} // branch -> index in rep.Branches
-	for _, node := range tree.Nodes {
-		if kept[node.Version] {
-			continue
-		}
-		gone = append(gone, node.Version)
-		i, ok := byBranch[node.Branch]
-		if !ok {
-			i = len(rep.Branches)
-			byBranch[node.Branch] = i
-			rep.Branches = append(rep.Branches, storage.GoneBranch{Session: info, Branch: tree.Branches[node.Branch-1].ID, Fork: node.Parent})
-		}
-		rep.Branches[i].Versions = append(rep.Branches[i].Versions, node.Version)
-		rep.Branches[i].Bytes += size[node.Version]
-		rep.Bytes += size[node.Version]
+	branches, gone := storage.Abandoned(info, tree, keep, func(v int) int64 { return size[v] })
+	for _, b := range branches {
+		rep.Branches = append(rep.Branches, b)
+		rep.Bytes += b.Bytes
 	}
 	if len(gone) == 0 {
 		return nil
@@ -167,7 +149,7 @@ func (s *Store) pruneBranches(ctx context.Context, tx pgx.Tx, r sessionRow, info
 	if _, err := tx.Exec(ctx, "DELETE FROM retrace_checkpoints WHERE session_id = $1 AND version = ANY($2)", r.id, gone); err != nil {
 		return err
 	}
-	r.removed = withRemoved(r.removed, gone)
+	r.removed = flatRuns(storage.WithRemoved(runsOf(r.removed), gone))
 	return putSession(ctx, tx, r)
 }
 
@@ -222,30 +204,20 @@ func (s *Store) removeUnreferenced(ctx context.Context, tx pgx.Tx, refs map[stri
 	return nil
 }
 
-// withRemoved is a session's removed runs ([first, last] pairs,
-// flattened) with the versions vs added, adjacent runs merged.
-func withRemoved(runs []int32, vs []int) []int32 {
-	all := map[int]bool{}
-	for _, v := range vs {
-		all[v] = true
+// runsOf and flatRuns turn a session's removed runs into the flattened
+// [first, last] pairs its row keeps, and back.
+func runsOf(flat []int32) [][2]int {
+	runs := make([][2]int, 0, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		runs = append(runs, [2]int{int(flat[i]), int(flat[i+1])})
 	}
-	for i := 0; i+1 < len(runs); i += 2 {
-		for v := runs[i]; v <= runs[i+1]; v++ {
-			all[int(v)] = true
-		}
+	return runs
+}
+
+func flatRuns(runs [][2]int) []int32 {
+	flat := make([]int32, 0, 2*len(runs))
+	for _, r := range runs {
+		flat = append(flat, int32(r[0]), int32(r[1]))
 	}
-	sorted := make([]int, 0, len(all))
-	for v := range all {
-		sorted = append(sorted, v)
-	}
-	slices.Sort(sorted)
-	out := []int32{}
-	for _, v := range sorted {
-		if n := len(out); n > 0 && out[n-1] == int32(v-1) {
-			out[n-1] = int32(v)
-		} else {
-			out = append(out, int32(v), int32(v))
-		}
-	}
-	return out
+	return flat
 }

@@ -27,7 +27,7 @@ func (s *Store) Import(ctx context.Context, ex storage.Export) (storage.SessionI
 		return storage.SessionInfo{}, fmt.Errorf("import: session id %q is not one retrace makes (1 to 64 letters, digits, - or _): %w", id, storage.ErrInvalid)
 	}
 	row := sessionRow{id: id, title: in.Title, model: in.Model, wspace: in.Workspace,
-		head: in.Head, versions: in.Versions, phase: in.Phase.String(), removed: gapsOf(records, in.Versions)}
+		head: in.Head, versions: in.Versions, phase: in.Phase.String(), removed: flatRuns(storage.Gaps(records, in.Versions))}
 	if row.created, err = nanos(in.CreatedAt); err == nil {
 		row.updated, err = nanos(in.UpdatedAt)
 	}
@@ -76,26 +76,4 @@ func (s *Store) Import(ctx context.Context, ex storage.Export) (storage.SessionI
 		return storage.SessionInfo{}, s.errorf("import session %s into %s: %w", id, s.where, err)
 	}
 	return s.info(row.sealed())
-}
-
-// gapsOf is the runs of versions, up to count, that records lack (what
-// `retrace gc --branches` removed before the export was made), as the
-// flattened [first, last] pairs a session's row keeps.
-func gapsOf(records []storage.Record, count int) []int32 {
-	held := make(map[int]bool, len(records))
-	for _, r := range records {
-		held[r.Version] = true
-	}
-	out := []int32{}
-	for v := 1; v <= count; v++ {
-		if held[v] {
-			continue
-		}
-		if n := len(out); n > 0 && out[n-1] == int32(v-1) {
-			out[n-1] = int32(v)
-		} else {
-			out = append(out, int32(v), int32(v))
-		}
-	}
-	return out
 }

@@ -24,8 +24,8 @@ type losingStore struct {
 }
 
 func (s *losingStore) Append(ctx context.Context, id string, parent int, ev state.Event) (storage.Checkpoint, error) {
-	if s.lost.Load() {
-		return storage.Checkpoint{}, fmt.Errorf("session %s: the connection ended: %w", id, storage.ErrClaimLost)
+	if err := s.lostErr(id); err != nil {
+		return storage.Checkpoint{}, err
 	}
 	return s.Store.Append(ctx, id, parent, ev)
 }
@@ -78,8 +78,8 @@ func TestALostClaimTurnsTheSessionReadOnly(t *testing.T) {
 }
 
 func (s *losingStore) Fork(ctx context.Context, id string, parent int, ev state.Event) (storage.Checkpoint, error) {
-	if s.lost.Load() {
-		return storage.Checkpoint{}, fmt.Errorf("session %s: the connection ended: %w", id, storage.ErrClaimLost)
+	if err := s.lostErr(id); err != nil {
+		return storage.Checkpoint{}, err
 	}
 	return s.Store.Fork(ctx, id, parent, ev)
 }
@@ -101,8 +101,16 @@ func TestALostClaimUnderARollbackTurnsTheSessionReadOnly(t *testing.T) {
 }
 
 func (s *losingStore) SetHead(ctx context.Context, id string, version int) error {
+	if err := s.lostErr(id); err != nil {
+		return err
+	}
+	return s.Store.SetHead(ctx, id, version)
+}
+
+// lostErr is what every write says while the claim is lost.
+func (s *losingStore) lostErr(id string) error {
 	if s.lost.Load() {
 		return fmt.Errorf("session %s: the connection ended: %w", id, storage.ErrClaimLost)
 	}
-	return s.Store.SetHead(ctx, id, version)
+	return nil
 }

@@ -70,20 +70,23 @@ func (a *applier) checkMessages(ev Event, to Phase) error {
 // test runs (coverage blocks start after the colon), and these are the
 // rules it must see tested.
 func (a *applier) checkSummary(ev Event) error {
-	h := a.s.History
+	h, n := a.s.History, a.s.HistoryLen()
 	if ev.Text == "" {
 		return invalid(ev.Kind, "summary is empty")
 	}
-	if ev.Through < a.s.SummaryThrough || ev.Through > len(h) {
-		return invalid(ev.Kind, "covers %d messages; it must be between %d and %d", ev.Through, a.s.SummaryThrough, len(h))
+	if ev.Through < a.s.SummaryThrough || ev.Through > n {
+		return invalid(ev.Kind, "covers %d messages; it must be between %d and %d", ev.Through, a.s.SummaryThrough, n)
 	}
 	if ev.Through == a.s.SummaryThrough {
 		return nil // it covers no more than the last one: a new text only
 	}
-	if ev.Through < len(h) && h[ev.Through].Role != RoleUser {
-		return invalid(ev.Kind, "must end where a turn starts (message %d is a %s message)", ev.Through+1, h[ev.Through].Role)
+	// A window that starts after the summary's end cannot tell where
+	// turns start there. The check was made when the event was first
+	// applied, to the whole history, and a full replay makes it again.
+	if i := ev.Through - a.s.HistoryFrom; i >= 0 && ev.Through < n && h[i].Role != RoleUser {
+		return invalid(ev.Kind, "must end where a turn starts (message %d is a %s message)", ev.Through+1, h[i].Role)
 	}
-	if ev.Through == len(h) && len(openCalls(h)) > 0 {
+	if ev.Through == n && len(openCalls(h)) > 0 {
 		return invalid(ev.Kind, "would cover tool calls that are still unanswered")
 	}
 	return nil

@@ -16,12 +16,19 @@ const (
 // State is everything the agent knows in a session at one version. It is a
 // value: Apply returns a new State and never changes the one it was given.
 type State struct {
-	SessionID     string        `json:"session_id"`
-	Version       int           `json:"version"`
-	ParentVersion int           `json:"parent_version"`
-	Phase         Phase         `json:"phase"`
-	History       []Message     `json:"history"`
-	Memory        WorkingMemory `json:"memory"`
+	SessionID     string `json:"session_id"`
+	Version       int    `json:"version"`
+	ParentVersion int    `json:"parent_version"`
+	Phase         Phase  `json:"phase"`
+	// History is the conversation. A state loaded for going on with a long
+	// session (Window, a store's Recent) holds only its recent part:
+	// History[i] is then message HistoryFrom+i, and the HistoryFrom
+	// messages before it are left out. Every position a State or an Event
+	// names (SummaryThrough, Through) counts from the session's first
+	// message all the same.
+	History     []Message     `json:"history"`
+	HistoryFrom int           `json:"history_from,omitempty"`
+	Memory      WorkingMemory `json:"memory"`
 	// Iteration counts the model's replies in the current task: a user
 	// message resets it to 0 and every assistant message adds one. The
 	// agent's iteration limit is checked against it, so it bounds a task
@@ -46,6 +53,10 @@ type State struct {
 	// cleared by files_restored. A session found with one open was
 	// stopped in the middle of putting files back.
 	Restoring *Restore `json:"restoring,omitempty"`
+
+	// prompt is the session's system prompt when History leaves out the
+	// message that holds it (see SystemPrompt).
+	prompt string
 }
 
 // Restore is a restore of the workspace under way.
@@ -95,6 +106,9 @@ type WorkingMemory struct {
 	Plan        []Step            `json:"plan"`
 	Notes       map[string]string `json:"notes"`
 	ToolCalls   []ToolCall        `json:"tool_calls"`
+	// ToolCallsFrom counts the calls a windowed state leaves out of
+	// ToolCalls, the log's oldest (see State.Window).
+	ToolCallsFrom int `json:"tool_calls_from,omitempty"`
 	// AllowedTools are the gated tools the person approved for the rest of
 	// the session, sorted. They live in the state, not in the process, so a
 	// resumed session keeps them and a rollback to before the approval
@@ -182,7 +196,7 @@ func New(sessionID string) State {
 
 // String gives a one-line description for logs and error messages.
 func (s State) String() string {
-	return fmt.Sprintf("session %s v%d (%s, %d messages)", s.SessionID, s.Version, s.Phase, len(s.History))
+	return fmt.Sprintf("session %s v%d (%s, %d messages)", s.SessionID, s.Version, s.Phase, s.HistoryLen())
 }
 
 // MaxMessage is the longest message a person may send, in bytes: a paste

@@ -1,0 +1,203 @@
+package state_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+
+	"retrace/state"
+	"retrace/state/statetest"
+)
+
+// A windowed state, and one read back from its snapshot, goes on like the
+// whole: the rest of a random session applied to either gives the whole
+// session's final state, less the same old messages and tool calls.
+func TestWindowGoesOnLikeTheWhole(t *testing.T) {
+	windows := 0
+	for seed := range uint64(16) {
+		rng := rand.New(rand.NewPCG(seed, 21))
+		events, states := script(rng, 240)
+		final := states[len(states)-1]
+		for range 12 {
+			k := rng.IntN(len(states))
+			at := states[k]
+			from := at.HistoryFrom + rng.IntN(at.HistoryLen()+1)
+			w, err := at.Window(from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			where := fmt.Sprintf("seed %d, after %d events, window from %d", seed, k, from)
+			if w.HistoryFrom > from || (w.HistoryFrom < from && w.HistoryFrom != at.HistoryFrom+lastExchange(at.History)) {
+				t.Fatalf("%s: the window starts at %d", where, w.HistoryFrom)
+			}
+			if got := snapshotRoundTrip(t, w); !reflect.DeepEqual(got, w) {
+				t.Fatalf("%s: the snapshot reads back as\n%#v\nnot\n%#v", where, got, w)
+			}
+			for _, start := range []state.State{w, snapshotRoundTrip(t, w)} {
+				b := state.NewBuilder(start)
+				for i, ev := range events[k:] {
+					if err := b.Apply(ev); err != nil {
+						t.Fatalf("%s: event %d (%s) refused by the window: %v", where, k+i+1, ev.Kind, err)
+					}
+				}
+				sameButWindow(t, where, b.State(), final)
+			}
+			windows++
+		}
+	}
+	t.Logf("%d windows went on", windows)
+}
+
+// An event Apply refuses on the whole state it refuses on a window, for
+// the same reason; the one rule a window cannot check is a summary ending
+// inside a turn it does not hold.
+func TestWindowRefusesWhatTheWholeRefuses(t *testing.T) {
+	for seed := range uint64(8) {
+		rng := rand.New(rand.NewPCG(seed, 22))
+		_, states := script(rng, 150)
+		for k, s := range states {
+			ev, want := statetest.Invalid(rng, s)
+			w, err := s.Window(s.HistoryFrom + rng.IntN(s.HistoryLen()+1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = state.Apply(w, ev)
+			if want.Rule == "a summary ending inside a turn" && ev.Through < w.HistoryFrom {
+				continue
+			}
+			var ee *state.EventError
+			if !errors.As(err, &ee) || ee.Reason != want.Reason {
+				t.Fatalf("seed %d step %d: %s on a window from %d: got %v, want %q", seed, k, want.Rule, w.HistoryFrom, err, want.Reason)
+			}
+		}
+	}
+}
+
+func TestWindowKeepsTheLatestExchange(t *testing.T) {
+	s := state.New("w")
+	for _, ev := range []state.Event{
+		{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleSystem, Content: "be brief"}, {Role: state.RoleUser, Content: "hi"}}},
+		{Kind: state.Answered, Messages: []state.Message{{Role: state.RoleAssistant, Content: "hello"}}},
+		{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: "list files"}}},
+		{Kind: state.PlanSet, Plan: []state.Step{{Text: "look"}}, Messages: []state.Message{{Role: state.RoleAssistant, ToolCalls: []state.ToolRequest{{ID: "c1", Name: "ls"}, {ID: "c2", Name: "ls"}}}}},
+		{Kind: state.ToolStarted, Tool: &state.ToolCall{ID: "c1"}},
+		{Kind: state.ToolFinished, Tool: &state.ToolCall{ID: "c1", Result: "a.go"}},
+	} {
+		var err error
+		if s, err = state.Apply(s, ev); err != nil {
+			t.Fatalf("%s: %v", ev.Kind, err)
+		}
+	}
+	w, err := s.Window(s.HistoryLen())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The assistant's calls and the one answer so far: c2 is still open.
+	if w.HistoryFrom != 4 || len(w.History) != 2 || w.History[0].Role != state.RoleAssistant {
+		t.Fatalf("window from %d holds %v", w.HistoryFrom, w.History)
+	}
+	if got := w.OpenCalls(); len(got) != 1 || got[0].ID != "c2" {
+		t.Fatalf("the window's open calls are %v, want c2", got)
+	}
+	if len(w.Memory.ToolCalls) != 1 || w.Memory.ToolCallsFrom != 0 {
+		t.Fatalf("the window's tool log is %v from %d", w.Memory.ToolCalls, w.Memory.ToolCallsFrom)
+	}
+	if w.SystemPrompt() != "be brief" || s.SystemPrompt() != "be brief" {
+		t.Fatalf("the system prompt is %q in the window and %q in the whole", w.SystemPrompt(), s.SystemPrompt())
+	}
+	if _, err := s.Window(s.HistoryLen() + 1); err == nil {
+		t.Fatal("a window past the end was made")
+	}
+	if _, err := w.Window(w.HistoryFrom - 1); err == nil {
+		t.Fatal("a window reaching before what a window holds was made")
+	}
+}
+
+func TestDecodeSnapshotRefusesDamage(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 23))
+	_, states := script(rng, 200)
+	body := state.AppendSnapshot(nil, states[len(states)-1])
+	for i := range body {
+		if _, err := state.DecodeSnapshot(body[:i]); err == nil && i > 0 && !prefixIsWhole(body, i) {
+			t.Fatalf("a snapshot cut to %d of %d bytes decoded", i, len(body))
+		}
+	}
+	if _, err := state.DecodeSnapshot(append(slices.Clone(body), 0x7f)); err == nil {
+		t.Fatal("an unknown field decoded")
+	}
+}
+
+// prefixIsWhole reports whether body[:i] ends at a field's end, which a
+// cut there leaves decodable (the fields after it are simply absent).
+func prefixIsWhole(body []byte, i int) bool {
+	_, err := state.DecodeSnapshot(body[:i])
+	return err == nil
+}
+
+// script returns a random session's events and the state after each,
+// states[0] being the empty one.
+func script(rng *rand.Rand, n int) ([]state.Event, []state.State) {
+	s := state.New("w")
+	events := make([]state.Event, 0, n)
+	states := []state.State{s}
+	for range n {
+		ev := statetest.NextEvent(rng, s)
+		next, err := state.Apply(s, ev)
+		if err != nil {
+			panic(err)
+		}
+		events, states, s = append(events, ev), append(states, next), next
+	}
+	return events, states
+}
+
+func snapshotRoundTrip(t *testing.T, s state.State) state.State {
+	t.Helper()
+	got, err := state.DecodeSnapshot(state.AppendSnapshot(nil, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.SessionID, got.Version, got.ParentVersion = s.SessionID, s.Version, s.ParentVersion
+	return got
+}
+
+func lastExchange(h []state.Message) int {
+	i := len(h) - 1
+	for i > 0 && h[i].Role == state.RoleTool {
+		i--
+	}
+	return max(i, 0)
+}
+
+// sameButWindow fails unless got is want less the messages and tool calls
+// before got's window.
+func sameButWindow(t *testing.T, where string, got, want state.State) {
+	t.Helper()
+	if got.HistoryLen() != want.HistoryLen() || !reflect.DeepEqual(got.History, want.History[got.HistoryFrom:]) {
+		t.Fatalf("%s: the window holds %d of %d messages, not the whole's last ones", where, len(got.History), want.HistoryLen())
+	}
+	calls := want.Memory.ToolCalls
+	if got.Memory.ToolCallsFrom > len(calls) || !reflect.DeepEqual(got.Memory.ToolCalls, nilIfEmpty(calls[got.Memory.ToolCallsFrom:])) {
+		t.Fatalf("%s: the tool log is\n%v from %d, not the whole's\n%v", where, got.Memory.ToolCalls, got.Memory.ToolCallsFrom, calls)
+	}
+	if got.SystemPrompt() != want.SystemPrompt() {
+		t.Fatalf("%s: system prompt %q, want %q", where, got.SystemPrompt(), want.SystemPrompt())
+	}
+	rest := func(s state.State) state.State {
+		s.History, s.HistoryFrom, s.Memory.ToolCalls, s.Memory.ToolCallsFrom = nil, 0, nil, 0
+		return state.WithoutPrompt(s)
+	}
+	if g, w := rest(got), rest(want); fmt.Sprintf("%#v", g) != fmt.Sprintf("%#v", w) {
+		t.Fatalf("%s: beside the history the states differ:\n%#v\n%#v", where, g, w)
+	}
+}
+
+func nilIfEmpty[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}

@@ -44,6 +44,13 @@ type Store interface {
 	Head(ctx context.Context, id string) (state.State, error)
 	// At returns the state at any version, 0 being the empty session.
 	At(ctx context.Context, id string, version int) (state.State, error)
+	// Recent returns the state at a version with only the recent part of
+	// its history (state.State.Window): every message its summary does not
+	// cover, and at least the last keep messages. It is what going on
+	// with a session needs, and a store may load it without reading the
+	// whole session; everything but the left-out messages and tool calls
+	// is as At returns it.
+	Recent(ctx context.Context, id string, version, keep int) (state.State, error)
 	// Tree returns every version's metadata and the branches they form,
 	// without materializing any state.
 	Tree(ctx context.Context, id string) (Tree, error)

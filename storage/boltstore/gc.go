@@ -143,10 +143,16 @@ func (s *Store) removePlan(tx *bolt.Tx, p gcPlan) error {
 		if err != nil {
 			return err
 		}
-		vb := b.Bucket(versionsBucket)
+		vb, sb := b.Bucket(versionsBucket), b.Bucket(snapshotsBucket)
 		for _, v := range vs {
 			if err := vb.Delete(versionKey(v)); err != nil {
 				return fmt.Errorf("remove session %s version %d: %w", id, v, err)
+			}
+			if sb == nil {
+				continue
+			}
+			if err := sb.Delete(versionKey(v)); err != nil {
+				return fmt.Errorf("remove session %s version %d's snapshot: %w", id, v, err)
 			}
 		}
 		// The head, its time and its phase stay: the session's
@@ -274,6 +280,17 @@ func (s *Store) abandoned(b *bolt.Bucket, rec infoRecord, id string, keep []int)
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if sb := b.Bucket(snapshotsBucket); sb != nil {
+		err := sb.ForEach(func(k, raw []byte) error {
+			if v, ok := keyVersion(k); ok {
+				size[v] += int64(len(k) + len(raw))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
 	}
 	tree := storage.BuildTree(id, rec.Head, cps)
 	branches, versions := storage.Abandoned(rec.info(id), tree, keep, func(v int) int64 { return size[v] })

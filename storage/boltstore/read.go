@@ -176,7 +176,22 @@ func (s *Store) replay(vb *bolt.Bucket, id string, v int) (state.State, error) {
 	if err != nil {
 		return state.State{}, err
 	}
-	r := state.NewBuilder(state.New(id))
+	out, err := s.fold(state.New(id), path, id)
+	if err != nil {
+		return state.State{}, err
+	}
+	out.Version = v
+	if len(path) > 0 {
+		out.ParentVersion = path[0].header.parent
+	}
+	return out, nil
+}
+
+// fold applies the events of path (read going back, so the newest first)
+// to base, the state at the version before the path's oldest, checking
+// that each leads to the phase its header recorded.
+func (s *Store) fold(base state.State, path []step, id string) (state.State, error) {
+	r := state.NewBuilder(base)
 	// Most events add a message: room for one each saves growing the
 	// history, and copying it, again and again on the way.
 	r.GrowHistory(len(path))
@@ -196,12 +211,7 @@ func (s *Store) replay(vb *bolt.Bucket, id string, v int) (state.State, error) {
 			return state.State{}, damaged(fmt.Sprintf("replays to phase %s, but was stored as %s", r.Phase(), st.header.phase))
 		}
 	}
-	out := r.State()
-	out.Version = v
-	if len(path) > 0 {
-		out.ParentVersion = path[0].header.parent
-	}
-	return out, nil
+	return r.State(), nil
 }
 
 // eachCheckpoint calls fn for every version in ascending order with its

@@ -72,7 +72,7 @@ func unsealAny(b []byte) (byte, []byte, error) {
 	if len(b) < sealSize {
 		return 0, nil, errShort
 	}
-	if b[0] != recordFormat && b[0] != checkpointFormat {
+	if b[0] != recordFormat && b[0] != checkpointFormat && b[0] != snapshotFormat {
 		return 0, nil, fmt.Errorf("unknown record format %d", b[0])
 	}
 	if want, got := binary.LittleEndian.Uint32(b[1:sealSize]), crc32.Checksum(b[sealSize:], castagnoli); want != got {
@@ -118,6 +118,9 @@ func decodeHeader(b []byte) (header, []byte, error) {
 	format, p, err := unsealAny(b)
 	if err != nil {
 		return header{}, nil, err
+	}
+	if format == snapshotFormat {
+		return header{}, nil, errors.New("a snapshot where a checkpoint belongs")
 	}
 	h := header{format: format}
 	parent, n := binary.Uvarint(p)

@@ -12,7 +12,7 @@ import (
 	"retrace/storage"
 )
 
-// The layout, schema 4:
+// The layout, schema 5:
 //
 //	retrace/                 bucket: about the file
 //	    schema               uint32, big-endian
@@ -20,6 +20,7 @@ import (
 //	    <id>/
 //	        info             sealed JSON: title, model, head, versions, removed, ...
 //	        v/               bucket: version (uint64, big-endian) -> sealed checkpoint
+//	        s/               bucket: version -> sealed snapshot (snapshot.go), derived
 //	blobs/                   bucket: file contents, shared by every session
 //	    <sha256, 32 bytes>   sealed, compressed content (see blob.go)
 //
@@ -28,7 +29,8 @@ import (
 // its sessions hold every version from 1 to their count, which is what a
 // schema-2 build checks, so a file gc may have pruned must not look like
 // one to it (it would call the gaps damage). Schema 3 is schema 4 with
-// every checkpoint in record format 1, its event as JSON.
+// every checkpoint in record format 1, its event as JSON. Schema 4 is
+// schema 5 without snapshots.
 var (
 	metaBucket     = []byte("retrace")
 	schemaKey      = []byte("schema")
@@ -43,7 +45,7 @@ var (
 // an older build cannot know what a newer schema's records mean, and
 // writing beside them would lose what it does not know, such as the
 // contents a checkpoint refers to.
-const schemaVersion = 4
+const schemaVersion = 5
 
 // migrations[n] upgrades a file from schema n to n+1, inside the one
 // transaction that also records the new schema version. Schema 0 is a
@@ -72,6 +74,11 @@ var migrations = []func(tx *bolt.Tx) error{
 	// new number keeps older builds, which would call format 2 damage,
 	// from reading the file at all.
 	3: func(*bolt.Tx) error { return nil },
+	// Schema 5 keeps snapshots beside the events. A schema-4 file has
+	// none, and needs none: they come with the next checkpoints. The new
+	// number keeps older builds out, whose gc would leave the snapshots
+	// of the versions it removes behind.
+	4: func(*bolt.Tx) error { return nil },
 }
 
 // readSchema returns the file's schema version.

@@ -18,6 +18,7 @@ import (
 	"retrace/state"
 	"retrace/storage"
 	"retrace/storage/boltstore"
+	"retrace/storage/storetest"
 )
 
 // The schema corpus: a store file written by each schema version, kept in
@@ -34,6 +35,11 @@ import (
 //	testdata/schema3.db           the same sessions as schema2.db (schema 3
 //	                              only allows gaps gc makes)
 //	testdata/schema3.golden.json  what schema3.db reads back as
+//	testdata/schema4.db           the same, its checkpoints in record format 2
+//	testdata/schema4.golden.json  what schema4.db reads back as
+//	testdata/schema5.db           the same, and a chat long enough to keep
+//	                              snapshots
+//	testdata/schema5.golden.json  what schema5.db reads back as
 //
 // RETRACE_UPDATE_TESTDATA=1 writes the current schema's files again, and
 // only those: a file of an older schema is the record of what old builds
@@ -129,6 +135,13 @@ func checkCorpusFile(t *testing.T, schema int) {
 	}
 	if schema >= 2 && len(want.Blobs) == 0 {
 		t.Errorf("testdata/%s.golden.json records no file contents", name)
+	}
+	// The recent part of every version is the whole's: from the events
+	// alone in a file of an old schema, through snapshots in a new one.
+	for _, info := range want.Sessions {
+		for v := 1; v <= info.Versions; v++ {
+			storetest.SameRecent(t, st, info.ID, v, 10)
+		}
 	}
 	for _, info := range want.Sessions {
 		resumeCorpus(t, st, path, info.ID)
@@ -334,7 +347,25 @@ func corpusSessions() []struct {
 			{Kind: state.Interrupted, Text: "cancelled by the user", Messages: []state.Message{{Role: state.RoleAssistant, Content: "Every state is kept"}}},
 		}},
 		{"edit files", fileEvents()},
+		{"long chat", longChat(user, answer)},
 	}
+}
+
+// longChat is a corpus session long enough to keep snapshots on both of
+// its branches, with a summary on the way (written since schema 5).
+func longChat(user, answer func(string) state.Event) []state.Event {
+	var evs []state.Event
+	for i := range 300 {
+		evs = append(evs, user(fmt.Sprintf("question %d", i+1)), answer(fmt.Sprintf("answer %d", i+1)))
+		if i == 199 {
+			evs = append(evs, state.Event{Kind: state.Summarized, Text: "Two hundred questions, answered.", Through: 380})
+		}
+	}
+	evs = append(evs, state.Event{Step: 451}) // back, and fork
+	for i := range 100 {
+		evs = append(evs, user(fmt.Sprintf("again %d", i+1)), answer(fmt.Sprintf("once more %d", i+1)))
+	}
+	return evs
 }
 
 // fileEvents is the corpus session whose tool calls change files.

@@ -236,6 +236,9 @@ func (s *Store) appendUnder(ctx context.Context, id string, parent int, ev state
 		if err := vb.Put(versionKey(v), value); err != nil {
 			return err
 		}
+		if err := s.keepSnapshot(b, id, v); err != nil {
+			return err
+		}
 		rec.Head, rec.Versions, rec.Phase, rec.UpdatedAt = v, v, to, ev.At.UTC()
 		cp = storage.Checkpoint{Version: v, Parent: parent, Event: ev.Kind, Phase: to, At: ev.At.UTC()}
 		return putInfo(b, rec)

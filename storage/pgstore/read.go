@@ -127,6 +127,17 @@ func (s *Store) At(ctx context.Context, id string, version int) (state.State, er
 	return st, s.wrap(err, "read", id)
 }
 
+// Recent returns the state at a version windowed as storage.Store says.
+// It replays the whole path, as At does: the server keeps no snapshots
+// yet, so a long session costs here what At costs.
+func (s *Store) Recent(ctx context.Context, id string, version, keep int) (state.State, error) {
+	st, err := s.At(ctx, id, version)
+	if err != nil {
+		return st, err
+	}
+	return st.Window(max(0, min(st.SummaryThrough, st.HistoryLen()-keep)))
+}
+
 // pathQuery reads the checkpoints from version $2 up to the root, by
 // their parents, newest first. A parent that is not older than its child
 // (damage) ends the walk rather than looping; replay finds the break.

@@ -64,6 +64,7 @@ func Run(t *testing.T, b Backend) {
 		{"UnknownBlob", testUnknownBlob},
 		{"ExportCarriesReferencedBlobs", testExportCarriesReferencedBlobs},
 		{"FilesAfterReopen", testFilesAfterReopen},
+		{"RecentIsTheWholeWindowed", testRecentIsTheWholeWindowed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, b) })

@@ -1,0 +1,210 @@
+package boltstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"retrace/state"
+	"retrace/storage"
+	"retrace/storage/storetest"
+)
+
+// chatFile writes a chat of n events to a new file, goes back to version
+// back (when not 0) and writes more more, and returns the path and id.
+func chatFile(t *testing.T, n, back, more int) (string, string) {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "retrace.db")
+	st, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	info, err := st.Create(ctx, storage.NewSession{Title: "chat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := t0
+	chat := func(cur *storage.Cursor, n int) {
+		for i := range n {
+			clock = clock.Add(time.Second)
+			ev := chatTurn(cur.State(), i)
+			ev.At = clock
+			if _, err := cur.Commit(ctx, ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	chat(storage.NewCursor(st, state.New(info.ID)), n)
+	if back > 0 {
+		if err := st.SetHead(ctx, info.ID, back); err != nil {
+			t.Fatal(err)
+		}
+		s, err := st.At(ctx, info.ID, back)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chat(storage.NewCursor(st, s), more)
+	}
+	return path, info.ID
+}
+
+// chatTurn is the next event of a chat: a question, or its answer.
+func chatTurn(s state.State, i int) state.Event {
+	if s.Phase == state.Planning {
+		return state.Event{Kind: state.Answered, Messages: []state.Message{{Role: state.RoleAssistant, Content: fmt.Sprintf("answer %d", i)}}}
+	}
+	return state.Event{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: fmt.Sprintf("question %d", i)}}}
+}
+
+// snapshotSizes reads the versions that have a snapshot, and what each
+// takes with its key.
+func snapshotSizes(t *testing.T, path, id string) map[int]int64 {
+	t.Helper()
+	out := map[int]int64{}
+	withBolt(t, path, func(tx *bolt.Tx) error {
+		sb := tx.Bucket(sessionsBucket).Bucket([]byte(id)).Bucket(snapshotsBucket)
+		if sb == nil {
+			return nil
+		}
+		return sb.ForEach(func(k, v []byte) error {
+			ver, _ := keyVersion(k)
+			out[ver] = int64(len(k) + len(v))
+			return nil
+		})
+	})
+	return out
+}
+
+func withBolt(t *testing.T, path string, fn func(*bolt.Tx) error) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A snapshot is kept every snapshotEvery versions, on whichever branch
+// the versions are: a branch started far back gets its own.
+func TestSnapshotsAreKeptEverySoManyVersions(t *testing.T) {
+	path, id := chatFile(t, 600, 100, 300)
+	got := snapshotSizes(t, path, id)
+	want := []int{snapshotEvery, 2 * snapshotEvery, 3 * snapshotEvery}
+	if vs := slices.Sorted(maps.Keys(got)); !slices.Equal(vs, want) {
+		t.Fatalf("snapshots at %v, want %v", vs, want)
+	}
+	st, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, v := range []int{1, 99, 100, 255, 256, 257, 600, 601, 767, 768, 900} {
+		storetest.SameRecent(t, st, id, v, 3)
+	}
+	if err := Verify(context.Background(), path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gc --branches removes the snapshots of the versions it removes, counts
+// their bytes, and leaves a file verify passes.
+func TestGCRemovesTheSnapshotsOfRemovedVersions(t *testing.T) {
+	ctx := context.Background()
+	path, id := chatFile(t, 600, 100, 300)
+	snaps := snapshotSizes(t, path, id)
+	var records int64 // what the abandoned branch's checkpoints take
+	withBolt(t, path, func(tx *bolt.Tx) error {
+		vb := tx.Bucket(sessionsBucket).Bucket([]byte(id)).Bucket(versionsBucket)
+		for v := 101; v <= 600; v++ {
+			records += int64(8 + len(vb.Get(versionKey(v))))
+		}
+		return nil
+	})
+	st, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rep, err := st.GC(ctx, GCOptions{Branches: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Branches) != 1 || len(rep.Branches[0].Versions) != 500 {
+		t.Fatalf("gc removed %+v, want v101-v600", rep.Branches)
+	}
+	if left := snapshotSizes(t, path, id); !slices.Equal(slices.Sorted(maps.Keys(left)), []int{3 * snapshotEvery}) {
+		t.Fatalf("snapshots left at %v, want only v%d's", slices.Sorted(maps.Keys(left)), 3*snapshotEvery)
+	}
+	if err := Verify(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	// The bytes reported are the records' and the two snapshots'.
+	if want := records + snaps[snapshotEvery] + snaps[2*snapshotEvery]; rep.Branches[0].Bytes != want {
+		t.Fatalf("gc counted %d bytes, want %d: %d of checkpoints and %d and %d of snapshots",
+			rep.Branches[0].Bytes, want, records, snaps[snapshotEvery], snaps[2*snapshotEvery])
+	}
+	storetest.SameRecent(t, st, id, 900, 3)
+}
+
+// Verify reports a snapshot that is damaged, or sound but not what the
+// events make; Recent passes over a damaged one, reading the events it
+// was made from instead.
+func TestVerifyFindsAWrongSnapshot(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		edit func(raw []byte) []byte
+		says string
+		// passedOver: Recent sees the damage and reads the events instead
+		passedOver bool
+	}{
+		{"a flipped byte", func(raw []byte) []byte {
+			raw = slices.Clone(raw)
+			raw[len(raw)-3] ^= 0x20
+			return raw
+		}, "checksum mismatch", true},
+		{"another version's", func([]byte) []byte {
+			return encodeSnapshot(2*snapshotEvery, state.New("x"))
+		}, "the snapshot kept at v256 is of v512", true},
+		{"a sound one of another state", func([]byte) []byte {
+			return encodeSnapshot(snapshotEvery, state.State{Phase: state.Planning, Summary: "not so"})
+		}, "is not what its events make of the version", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path, id := chatFile(t, 600, 0, 0)
+			withBolt(t, path, func(tx *bolt.Tx) error {
+				sb := tx.Bucket(sessionsBucket).Bucket([]byte(id)).Bucket(snapshotsBucket)
+				return sb.Put(versionKey(snapshotEvery), c.edit(sb.Get(versionKey(snapshotEvery))))
+			})
+			err := Verify(ctx, path)
+			var ce *storage.CorruptError
+			if !errors.As(err, &ce) || ce.Session != id || ce.Version != snapshotEvery || !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("verify: %v; want damage to v%d's snapshot saying %q", err, snapshotEvery, c.says)
+			}
+			if !c.passedOver {
+				return
+			}
+			st, err := Open(path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			for _, v := range []int{snapshotEvery, snapshotEvery + 1, 2*snapshotEvery - 1} {
+				storetest.SameRecent(t, st, id, v, 3)
+			}
+		})
+	}
+}

@@ -105,8 +105,11 @@ type Agent struct {
 	opts    Options
 	allowed map[string]bool
 	count   *tokens.Counter
-	counts  []int // token counts of History[i], filled as needed
-	window  int
+	// counts are the token counts of History[i], filled as needed. An
+	// agent works on one session's line of states, which only grow, so
+	// the window they start at stays where it is.
+	counts []int
+	window int
 }
 
 // ErrInterrupted is returned when a task was cancelled; the session is idle
@@ -159,7 +162,7 @@ func (a *Agent) Send(ctx context.Context, text string) (state.State, error) {
 		return s, ErrMessageTooLong
 	}
 	msgs := []state.Message{{Role: state.RoleUser, Content: text}}
-	if len(s.History) == 0 {
+	if s.HistoryLen() == 0 {
 		msgs = append([]state.Message{{Role: state.RoleSystem, Content: systemPrompt(a.opts.Workspace)}}, msgs...)
 	}
 	ev := state.Event{Kind: state.UserMessage, Messages: msgs}

@@ -24,6 +24,11 @@ const budget = 0.8
 // observer, and after a context overflow summarises and tries once more.
 func (a *Agent) call(ctx context.Context, instructions string, specs []llm.Tool) (llm.Turn, error) {
 	s := a.cp.State()
+	if s.SummaryThrough < s.HistoryFrom {
+		// A window never starts after the summary's end (storage.Store's
+		// Recent): this would send the model a conversation with a hole.
+		return llm.Turn{}, fmt.Errorf("the state holds messages from %d on, but the summary ends at %d: load the session again", s.HistoryFrom, s.SummaryThrough)
+	}
 	if s.Iteration >= a.opts.MaxIterations {
 		return llm.Turn{}, &TaskError{Message: fmt.Sprintf(
 			"stopped after %d model replies without finishing (the iteration limit); raise --max-iterations or split the task", s.Iteration)}
@@ -75,7 +80,7 @@ func (a *Agent) stream(ctx context.Context, instructions string, specs []llm.Too
 // loop makes are like that already; those kept by earlier versions can
 // have a step's report right before the next reply, which are joined.
 func requestHistory(s state.State) []state.Message {
-	h := s.History[s.SummaryThrough:]
+	h := s.Since(s.SummaryThrough)
 	var out []state.Message
 	for i, m := range h {
 		if i > 0 && m.Role == state.RoleAssistant && h[i-1].Role == state.RoleAssistant {
@@ -109,7 +114,7 @@ func (a *Agent) tokensFor(instructions string) int {
 	s := a.cp.State()
 	a.countHistory(s)
 	n := a.count.Messages([]state.Message{{Role: state.RoleSystem, Content: systemText(s, instructions)}})
-	for _, c := range a.counts[s.SummaryThrough:] {
+	for _, c := range a.counts[s.SummaryThrough-s.HistoryFrom:] {
 		n += c
 	}
 	return n

@@ -42,9 +42,7 @@ Write plain text, at most about 400 words.`
 // working memory, and what to do now.
 func systemText(s state.State, instructions string) string {
 	var b strings.Builder
-	if len(s.History) > 0 && s.History[0].Role == state.RoleSystem {
-		b.WriteString(s.History[0].Content)
-	}
+	b.WriteString(s.SystemPrompt())
 	if s.Summary != "" {
 		fmt.Fprintf(&b, "\n\nSummary of the earlier part of this session (those turns are no longer shown):\n%s", s.Summary)
 	}

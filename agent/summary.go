@@ -40,8 +40,11 @@ func (a *Agent) summarize(ctx context.Context) (bool, error) {
 	// A fold ends where a turn starts: after the summary's end, and at the
 	// first kept turn at the latest.
 	ends := starts[1 : len(starts)-keptTurns+1]
+	// Positions count from the session's first message; s.History and
+	// a.counts hold those from off on.
+	off := s.HistoryFrom
 	older := 0
-	for _, m := range s.History[s.SummaryThrough:ends[len(ends)-1]] {
+	for _, m := range s.History[s.SummaryThrough-off : ends[len(ends)-1]-off] {
 		if m.Role != state.RoleSystem {
 			older++
 		}
@@ -51,14 +54,14 @@ func (a *Agent) summarize(ctx context.Context) (bool, error) {
 	costs := make([]int, len(ends))
 	from := s.SummaryThrough
 	for i, end := range ends {
-		costs[i] = foldCost(s.History[from:end], a.counts[from:end])
+		costs[i] = foldCost(s.History[from-off:end-off], a.counts[from-off:end-off])
 		from = end
 	}
 	for len(ends) > 0 {
 		room := a.foldRoom(s.Summary)
 		k := foldSize(costs, room)
 		through := ends[k-1]
-		ms := s.History[s.SummaryThrough:through]
+		ms := s.History[s.SummaryThrough-off : through-off]
 		texts := make([]string, len(ms))
 		for i, m := range ms {
 			texts[i] = entry(m)
@@ -83,8 +86,8 @@ func (a *Agent) summarize(ctx context.Context) (bool, error) {
 // end on: where the turns not yet folded start.
 func turnStarts(s state.State) []int {
 	var starts []int
-	for i := s.SummaryThrough; i < len(s.History); i++ {
-		if s.History[i].Role == state.RoleUser {
+	for i := s.SummaryThrough; i < s.HistoryLen(); i++ {
+		if s.History[i-s.HistoryFrom].Role == state.RoleUser {
 			starts = append(starts, i)
 		}
 	}

@@ -2,6 +2,8 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
+	"math/rand/v2"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -251,4 +253,143 @@ func BenchmarkContinueLongSession(b *testing.B) {
 		b.ReportMetric(float64(c.model.largest), "largest-request-tokens")
 		b.ReportMetric(float64(c.model.bytes), "largest-request-bytes")
 	}
+}
+
+// An agent given the recent part of a long session (storage.Store's
+// Recent, as a resumed session is loaded) sends the model exactly what
+// it sends when given the whole, and keeps the same checkpoints: the
+// summary, the messages after it and the latest turns are all it reads.
+func TestAgentGoesOnFromTheRecentPart(t *testing.T) {
+	ctx := context.Background()
+	const window = 3000
+	ws, err := tools.NewWorkspace(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(path string, from state.State, text string) (state.State, []string) {
+		t.Helper()
+		st, err := boltstore.Open(path, boltstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		srv := llmtest.NewServer(t)
+		wm := newWindowModel("none", window)
+		var mu sync.Mutex
+		var bodies []string
+		srv.SetHandler(func(req llmserver.Request) llmserver.Response {
+			mu.Lock()
+			bodies = append(bodies, string(req.Raw))
+			mu.Unlock()
+			return wm.handle(req)
+		})
+		model := llm.New(llm.Config{BaseURL: srv.URL(), APIKey: "sk-test", Model: "none"})
+		ag := agent.New(storage.NewCursor(st, from), model, tools.New(ws, tools.Options{}), &approver{}, &folding{},
+			agent.Options{ContextWindow: window, Workspace: "/home/dev/project"})
+		s, err := ag.Send(ctx, text)
+		if err != nil || s.Phase != state.Done {
+			t.Fatalf("%s: phase %s: %v", text, s.Phase, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return s, bodies
+	}
+	// A session the agent started (so it has a system prompt), then a
+	// long chat, and a message that folds the older turns into a summary.
+	path := filepath.Join(t.TempDir(), "retrace.db")
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Create(ctx, storage.NewSession{Title: "long"})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hello, _ := run(path, state.New(info.ID), "hello")
+	st, err = boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := storage.NewCursor(st, hello)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 80 {
+		for _, ev := range []state.Event{
+			{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: storebench.Text(rng, storebench.MessageLen)}}},
+			{Kind: state.Answered, Messages: []state.Message{{Role: state.RoleAssistant, Content: storebench.Text(rng, storebench.MessageLen)}}},
+		} {
+			if _, err := cur.Commit(ctx, ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	head := cur.State()
+	st.Close()
+	ls := longSession{path: path, id: info.ID}
+	first, _ := run(ls.path, head, "sum it up")
+	if first.SystemPrompt() == "" {
+		t.Fatal("the session has no system prompt")
+	}
+	if first.SummaryThrough == 0 {
+		t.Fatal("no summary was made")
+	}
+	for _, keep := range []int{0, 3} {
+		wholeFile, recentFile := copyOf(t, ls.path), copyOf(t, ls.path)
+		st, err := boltstore.Open(recentFile, boltstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recent, err := st.Recent(ctx, ls.id, first.Version, keep)
+		st.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if recent.HistoryFrom == 0 {
+			t.Fatalf("keeping %d: the recent part holds every message", keep)
+		}
+		// The second message goes past the window again: the agent
+		// summarises from the recent part too.
+		wantEnd, wantBodies := run(wholeFile, first, strings.Repeat("and now? ", 300))
+		gotEnd, gotBodies := run(recentFile, recent, strings.Repeat("and now? ", 300))
+		if len(gotBodies) != len(wantBodies) || len(wantBodies) < 2 {
+			t.Fatalf("keeping %d: %d requests from the recent part, %d from the whole", keep, len(gotBodies), len(wantBodies))
+		}
+		for i := range wantBodies {
+			if gotBodies[i] != wantBodies[i] {
+				t.Fatalf("keeping %d: request %d differs:\n got %.500s\nwant %.500s", keep, i+1, gotBodies[i], wantBodies[i])
+			}
+		}
+		if wantEnd.SummaryThrough == first.SummaryThrough {
+			t.Fatalf("keeping %d: the second message made no new summary", keep)
+		}
+		want, err := wantEnd.Window(gotEnd.HistoryFrom)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := mustJSON(t, gotEnd), mustJSON(t, want); g != w {
+			t.Fatalf("keeping %d: the states differ:\n got %.800s\nwant %.800s", keep, g, w)
+		}
+	}
+}
+
+func copyOf(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "copy.db")
+	if err := os.WriteFile(out, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -31,6 +31,10 @@ func (s State) SystemPrompt() string {
 	return s.prompt
 }
 
+// Since returns the messages from position pos on, which must not be
+// before the window (HistoryFrom).
+func (s State) Since(pos int) []Message { return s.History[pos-s.HistoryFrom:] }
+
 // Window returns s without the messages before position from: History
 // starts at message from, and the tool log at the first call one of the
 // kept messages asked for. from must lie within what s holds; it is

@@ -63,7 +63,8 @@ func runTask(ctx context.Context, c *cli, f runFlags, args []string) error {
 		if id, err = st.Resolve(ctx, f.session); err != nil {
 			return err
 		}
-		if head, err = st.Head(ctx, id); err != nil {
+		// Only its endpoint and phase count here: the recent part has them.
+		if head, err = storage.Latest(ctx, st, id, 0); err != nil {
 			return err
 		}
 	}

@@ -140,7 +140,7 @@ func talksToDemo(ctx context.Context, st storage.Store, id string, cfg config) b
 	if id == "" {
 		return false
 	}
-	head, err := st.Head(ctx, id)
+	head, err := storage.Latest(ctx, st, id, 0)
 	return err == nil && cfg.endpointOf(head.Endpoint).BaseURL == demoEndpoint
 }
 

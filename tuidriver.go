@@ -112,6 +112,8 @@ func versionsOf(path []storage.Record) []tui.Version {
 	return out
 }
 
+func (d tuiDriver) Whole(version int) (state.State, error) { return d.ctrl.At(version) }
+
 func (d tuiDriver) Restore(version int, how tui.RestoreHow) (tui.Restored, error) {
 	res, err := d.ctrl.Restore(version, session.Rollback{Force: how.Force, KeepFiles: how.KeepFiles})
 	if changed, ok := errors.AsType[*rewind.ConflictError](err); ok {

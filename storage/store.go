@@ -96,6 +96,18 @@ type Store interface {
 	Close() error
 }
 
+// Latest is the recent part of a session's head (Store.Recent keeping
+// keep messages). The head is read first, in a transaction of its own:
+// a caller that does not hold the session may get a version another
+// store has moved on from since.
+func Latest(ctx context.Context, st Store, id string, keep int) (state.State, error) {
+	info, err := st.Session(ctx, id)
+	if err != nil {
+		return state.State{}, err
+	}
+	return st.Recent(ctx, id, info.Head, keep)
+}
+
 // NewSession describes a session to create.
 type NewSession struct {
 	Title     string

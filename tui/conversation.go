@@ -15,13 +15,19 @@ import (
 // streamed. Only what is visible is rendered; each message's rendering is
 // kept per width, so a long session costs what its last screenful costs.
 type conversation struct {
-	st      *themes.Styles
+	st *themes.Styles
+	// history holds the messages from position from on. A long session
+	// is opened with its recent part (state.State.Window); earlier holds
+	// the messages before it once they are read, nil until then.
 	history []state.Message
+	from    int
+	earlier []state.Message
 	// calls is the tool log, for what each result's call did; callsGen
 	// counts its changes, so a result drawn from an older log is drawn
 	// again.
-	calls    []state.ToolCall
-	callsGen int
+	calls        []state.ToolCall
+	earlierCalls []state.ToolCall // the log's calls before calls, with earlier
+	callsGen     int
 	live     live // the reply being streamed
 	errText  string
 	// offset is how many lines the view is scrolled up from the bottom;
@@ -55,8 +61,34 @@ func newConversation(st *themes.Styles) *conversation {
 	return &conversation{st: st, cache: map[int]rendered{}, folded: true}
 }
 
-// SetHistory replaces the messages shown.
-func (c *conversation) SetHistory(h []state.Message) { c.history = h }
+// SetHistory replaces the messages shown: h, from position from on.
+func (c *conversation) SetHistory(h []state.Message, from int) { c.history, c.from = h, from }
+
+// SetEarlier gives the messages before the history's first, and the tool
+// calls before the log's first; nil when they are not read (yet).
+func (c *conversation) SetEarlier(ms []state.Message, calls []state.ToolCall) {
+	if len(calls) != len(c.earlierCalls) {
+		c.callsGen++
+	}
+	c.earlier, c.earlierCalls = ms, calls
+}
+
+// first is the position of the first message the pane can show.
+func (c *conversation) first() int {
+	if c.earlier != nil {
+		return 0
+	}
+	return c.from
+}
+
+// at returns the message at position i, which must be one the pane can
+// show (first() on).
+func (c *conversation) at(i int) state.Message {
+	if i < c.from {
+		return c.earlier[i]
+	}
+	return c.history[i-c.from]
+}
 
 // SetSummary marks where the older turns were summarised: the model
 // sees a summary in place of history[:through].
@@ -115,13 +147,17 @@ func (c *conversation) Render(width, height int) []string {
 		push(append(c.liveBlock(width), ""))
 	}
 	need := height + c.offset
-	for i := len(c.history) - 1; i >= 0 && len(tail) < need; i-- {
+	first := c.first()
+	for i := c.from + len(c.history) - 1; i >= first && len(tail) < need; i-- {
 		if i == c.summaryThrough-1 {
 			push([]string{c.summaryMark(width), ""})
 		}
 		if lines := c.message(i, width); len(lines) > 0 {
 			push(append(append([]string{}, lines...), ""))
 		}
+	}
+	if first > 0 && len(tail) < need {
+		push([]string{c.st.Chat.Notice.Render(fit(fmt.Sprintf("… %d earlier messages, being read", first), width)), ""})
 	}
 	if len(tail) < need {
 		c.offset = max(len(tail)-height, 0) // scrolled past the top: stop there
@@ -133,7 +169,7 @@ func (c *conversation) Render(width, height int) []string {
 
 // message renders history[i], from the cache when it has not changed.
 func (c *conversation) message(i, width int) []string {
-	m := c.history[i]
+	m := c.at(i)
 	if r, ok := c.cache[i]; ok && r.width == width && r.folded == c.folded && sameMessage(r.msg, m) &&
 		(m.Role != state.RoleTool || r.calls == c.callsGen) {
 		return r.lines
@@ -151,7 +187,7 @@ func sameMessage(a, b state.Message) bool {
 }
 
 func (c *conversation) renderMessage(i, width int) []string {
-	m := c.history[i]
+	m := c.at(i)
 	s := c.st.Chat
 	switch m.Role {
 	case state.RoleSystem:
@@ -222,7 +258,7 @@ func (c *conversation) userMessage(text string, width int) []string {
 // output; the tool log has it all.
 func (c *conversation) toolResult(i, width int) []string {
 	const shown = 6
-	m := c.history[i]
+	m := c.at(i)
 	s := c.st.Chat
 	out := []string{s.ToolLabel.Render(callLine(c.resultLabel(i), width))}
 	lines, rest := headLines(m.Content, shown, width-2)
@@ -241,17 +277,19 @@ func (c *conversation) toolResult(i, width int) []string {
 // resultLabel says what the call whose result is history[i] did: from
 // its entry in the tool log, else from its request in the history.
 func (c *conversation) resultLabel(i int) string {
-	m := c.history[i]
+	m := c.at(i)
 	// An id may come back in a later turn: the entry is the finished
 	// one whose outcome is this message.
-	for j := len(c.calls) - 1; j >= 0; j-- {
-		e := c.calls[j]
-		if e.ID == m.ToolCallID && e.Finished() && state.ToolMessageContent(e.Result, e.Error) == m.Content {
-			return transcript.CallOutcome(e)
+	for _, log := range [][]state.ToolCall{c.calls, c.earlierCalls} {
+		for j := len(log) - 1; j >= 0; j-- {
+			e := log[j]
+			if e.ID == m.ToolCallID && e.Finished() && state.ToolMessageContent(e.Result, e.Error) == m.Content {
+				return transcript.CallOutcome(e)
+			}
 		}
 	}
-	for j := i - 1; j >= 0; j-- {
-		for _, tc := range c.history[j].ToolCalls {
+	for j := i - 1; j >= c.first(); j-- {
+		for _, tc := range c.at(j).ToolCalls {
 			if tc.ID == m.ToolCallID {
 				return transcript.CallSummary(tc.Name, tc.Arguments)
 			}

@@ -81,6 +81,10 @@ type Model struct {
 
 	helpOffset int  // the first line of the help screen shown
 	helpFrom   mode // the mode closing the help returns to
+	// earlier is the whole state the head's left-out messages are read
+	// from (earlier.go); earlierAsked, the last read asked for.
+	earlier      state.State
+	earlierAsked earlierKey
 }
 
 // New returns the model for a driver with a session open.
@@ -135,7 +139,12 @@ func (m *Model) setHead(s state.State) {
 // showState puts a state in the panes: the head, or a version from the
 // timeline.
 func (m *Model) showState(s state.State) {
-	m.conv.SetHistory(s.History)
+	m.conv.SetHistory(s.History, s.HistoryFrom)
+	if s.HistoryFrom > 0 && earlierFits(m.earlier, s) {
+		m.conv.SetEarlier(m.earlier.History[:s.HistoryFrom], m.earlier.Memory.ToolCalls[:s.Memory.ToolCallsFrom])
+	} else {
+		m.conv.SetEarlier(nil, nil)
+	}
 	m.conv.SetSummary(s.SummaryThrough)
 	m.conv.SetCalls(s.Memory.ToolCalls)
 	m.conv.SetError("")
@@ -159,13 +168,24 @@ func (m *Model) Init() tea.Cmd {
 	if m.head.Phase.Active() && !m.session.ReadOnly {
 		cmds = append(cmds, m.startTask(m.d.Resume, ""))
 	}
-	cmds = append(cmds, m.start())
+	cmds = append(cmds, m.start(), m.readEarlier())
 	return tea.Batch(cmds...)
 }
 
-// Update routes each message to its handler.
+// Update routes each message to its handler, then reads the head's
+// earlier messages if it was opened without them.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	next, cmd := m.update(msg)
+	if read := m.readEarlier(); read != nil {
+		cmd = tea.Batch(cmd, read)
+	}
+	return next, cmd
+}
+
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
+	case earlierMsg:
+		return m, m.handleEarlier(msg)
 	case reportMsg:
 		return m, m.handleReport(msg)
 	case tea.WindowSizeMsg:

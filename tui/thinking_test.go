@@ -120,7 +120,7 @@ func TestCachedMessageRedrawnForOtherThinking(t *testing.T) {
 		t.Fatalf("the first reply's thinking is not shown:\n%s", plain(before))
 	}
 	h[1].Reasoning = "on another branch\nso it is four"
-	c.SetHistory(h)
+	c.SetHistory(h, 0)
 	if after := plain(strings.Join(c.Render(60, 30), "\n")); !strings.Contains(after, "2 lines (Ctrl+O): so it is four") {
 		t.Fatalf("the other thinking is not shown:\n%s", after)
 	}

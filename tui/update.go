@@ -39,7 +39,7 @@ func (m *Model) chrome() (inputH, extra int) {
 }
 
 func (m *Model) handleState(msg StateMsg) tea.Cmd {
-	grew := len(msg.State.History) > len(m.head.History)
+	grew := msg.State.HistoryLen() > m.head.HistoryLen()
 	m.setHead(msg.State)
 	if grew {
 		m.conv.EndStream()

@@ -200,7 +200,7 @@ func (m *Model) tokenGauge() string {
 	key := gaugeKey{s.SessionID, s.Version}
 	if key != m.gauge.key {
 		chars := len(s.Summary)
-		for _, msg := range s.History[min(s.SummaryThrough, len(s.History)):] {
+		for _, msg := range s.Since(min(max(s.SummaryThrough, s.HistoryFrom), s.HistoryLen())) {
 			chars += len(msg.Content)
 			for _, c := range msg.ToolCalls {
 				chars += len(c.Arguments)

@@ -58,6 +58,9 @@ func (m *Model) welcoming() bool {
 	if m.timeline != nil || m.running || m.conv.live.active || m.conv.errText != "" {
 		return false
 	}
+	if m.head.HistoryFrom > 0 {
+		return false
+	}
 	for _, msg := range m.head.History {
 		if msg.Role != state.RoleSystem {
 			return false

@@ -157,6 +157,21 @@ func (c *Controller) completeLocked(ns storage.NewSession) storage.NewSession {
 	return ns
 }
 
+// At returns the open session's state at version, with every message.
+func (c *Controller) At(version int) (state.State, error) {
+	id := c.Info().Session.ID
+	if id == "" {
+		return state.New(""), nil // a draft holds nothing yet
+	}
+	return c.store.At(c.base, id, version)
+}
+
+// KeepRecent is how many of a session's latest messages its state holds
+// at least when it is opened (storage.Store's Recent): a screenful and
+// more. Whatever the summary does not cover is held too; the older
+// messages are read when they are shown (Earlier).
+const KeepRecent = 200
+
 // Open makes id the open session, claimed for writing. A session another
 // process writes is refused, or opened read-only with ReadOnlyWhenBusy.
 // The session open before is let go.
@@ -183,7 +198,9 @@ func (c *Controller) openLocked(id string, readOnlyOK bool) error {
 		}
 		readOnly = true
 	}
-	head, err := c.store.Head(c.base, id)
+	// The recent part is all going on needs (state.State.Window): a long
+	// session opens in the time its last turns take, not its length.
+	head, err := storage.Latest(c.base, c.store, id, KeepRecent)
 	if err == nil {
 		err = c.setHeadLocked(head)
 	}

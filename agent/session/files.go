@@ -10,6 +10,7 @@ import (
 	"retrace/agent/snapshot"
 	"retrace/agent/tools"
 	"retrace/state"
+	"retrace/storage"
 )
 
 // recorder finds what each tool call changes in the workspace: the one
@@ -160,7 +161,7 @@ func (c *Controller) Restore(version int, how Rollback) (rewind.Result, error) {
 		// The store says where the head is: if the restore moved it before
 		// it stopped, the open restore is what the session shows, and
 		// finishes when it is opened again.
-		if head, herr := c.store.Head(c.base, c.info.ID); herr == nil && head.Version != c.head.Version {
+		if head, herr := storage.Latest(c.base, c.store, c.info.ID, KeepRecent); herr == nil && head.Version != c.head.Version {
 			_ = c.setHeadLocked(head)
 		}
 		return res, err

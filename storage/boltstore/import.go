@@ -148,6 +148,9 @@ func (s *Store) writeImport(ctx context.Context, id string, rec infoRecord, batc
 			if err := s.putBatch(tx, vb, batches[0]); err != nil {
 				return err
 			}
+			if err := s.keepSnapshots(b, id, rec); err != nil {
+				return err
+			}
 			return putInfo(b, rec)
 		})
 	}
@@ -253,7 +256,11 @@ func (s *Store) publishImport(tx *bolt.Tx, id string, rec infoRecord) error {
 	if err := tx.MoveBucket([]byte(id), root, sessions); err != nil {
 		return err
 	}
-	if err := putInfo(sessions.Bucket([]byte(id)), rec); err != nil {
+	b := sessions.Bucket([]byte(id))
+	if err := s.keepSnapshots(b, id, rec); err != nil {
+		return err
+	}
+	if err := putInfo(b, rec); err != nil {
 		return err
 	}
 	if k, _ := root.Cursor().First(); k == nil {

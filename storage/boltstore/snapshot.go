@@ -184,6 +184,22 @@ func (s *Store) keepSnapshot(b *bolt.Bucket, id string, v int) error {
 
 func anySnapshot(int) bool { return true }
 
+// keepSnapshots keeps the snapshots an imported session would have had,
+// had its versions been appended one by one (keepSnapshot): where no
+// snapshot is within the last snapshotEvery versions, at the versions gc
+// did not remove.
+func (s *Store) keepSnapshots(b *bolt.Bucket, id string, rec infoRecord) error {
+	for v := snapshotEvery; v <= rec.Versions; v += snapshotEvery {
+		if rec.removed(v) {
+			continue
+		}
+		if err := s.keepSnapshot(b, id, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // verifySnapshots checks every snapshot of a session: its seal, that it
 // is kept at a version the session holds, and, with events set, that it
 // is what the events make of that version (built from the snapshots

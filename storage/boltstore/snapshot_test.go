@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -207,4 +208,50 @@ func TestVerifyFindsAWrongSnapshot(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An import keeps the snapshots appending the same versions kept, byte
+// for byte, so an imported session resumes as quickly.
+func TestImportKeepsTheSnapshotsAppendsKeep(t *testing.T) {
+	ctx := context.Background()
+	path, id := chatFile(t, 600, 100, 300)
+	st, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := st.Export(ctx, id)
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "imported.db")
+	imp, err := Open(other, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := imp.Import(ctx, ex); err != nil {
+		t.Fatal(err)
+	}
+	imp.Close()
+	want, got := snapshotValues(t, path, id), snapshotValues(t, other, id)
+	if len(want) != 3 || !maps.EqualFunc(got, want, bytes.Equal) {
+		t.Fatalf("imported snapshots at %v, appended at %v (or their bytes differ)", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
+	}
+}
+
+func snapshotValues(t *testing.T, path, id string) map[int][]byte {
+	t.Helper()
+	out := map[int][]byte{}
+	withBolt(t, path, func(tx *bolt.Tx) error {
+		sb := tx.Bucket(sessionsBucket).Bucket([]byte(id)).Bucket(snapshotsBucket)
+		if sb == nil {
+			return nil
+		}
+		return sb.ForEach(func(k, v []byte) error {
+			ver, _ := keyVersion(k)
+			out[ver] = bytes.Clone(v)
+			return nil
+		})
+	})
+	return out
 }

@@ -94,6 +94,11 @@ func buildGoodStore(t testing.TB, path string) []string {
 	cur = create("long messages")
 	chat(cur, 8, 6000)
 	ids = append(ids, cur.State().SessionID)
+
+	// Long enough to keep a snapshot (snapshot.go), which Recent reads.
+	cur = create("snapshots")
+	chat(cur, 300, 40)
+	ids = append(ids, cur.State().SessionID)
 	return ids
 }
 

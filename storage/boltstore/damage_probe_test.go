@@ -79,6 +79,9 @@ func probeVariant(path string, ids []string) probeReport {
 	if err == nil {
 		run("sessions", false, func() (any, error) { return st.Sessions(ctx) })
 		for _, id := range ids {
+			// Recent first: it reads through guarded lookups (guardIn)
+			// only while no read has walked the session whole.
+			run("recent "+id, false, func() (any, error) { return storage.Latest(ctx, st, id, 5) })
 			run("tree "+id, false, func() (any, error) { return st.Tree(ctx, id) })
 			run("head "+id, false, func() (any, error) { return st.Head(ctx, id) })
 		}

@@ -74,6 +74,9 @@ type pageWalker struct {
 	seen     pageSet // pages of the buckets walked
 	onPath   pageSet // pages find read on its way to a key
 	free     pageSet // pages the freelist lists
+	// found keeps the pages find checked, so that finds of many keys in
+	// one bucket read and check each page on their ways once.
+	found map[uint64]foundPage
 	// bufs holds a page buffer for each depth of a bucket's tree, used
 	// again for every page read at that depth: a walk allocates a few
 	// pages, not a copy of everything it reads.
@@ -83,7 +86,7 @@ type pageWalker struct {
 func newPageWalker(r io.ReaderAt, path string, m meta) *pageWalker {
 	n := m.pgid
 	return &pageWalker{r: r, path: path, pageSize: uint64(m.pageSize), pages: n,
-		seen: newPageSet(n), onPath: newPageSet(n), free: newPageSet(n)}
+		seen: newPageSet(n), onPath: newPageSet(n), free: newPageSet(n), found: map[uint64]foundPage{}}
 }
 
 // pageSet is a set of page ids below a bound: one bit each, so that even
@@ -361,55 +364,46 @@ func (w *pageWalker) freelist(id uint64) error {
 // read again by another find, but not by a bucket's walk, nor twice on one
 // way down (a loop).
 func (w *pageWalker) find(ref bucketRef, key []byte, depth int) (value []byte, bucket bool, err error) {
-	p, where := ref.inline, ref.where
+	var page foundPage
+	if ref.root == 0 {
+		if page, err = w.checkFound(ref.inline, ref.where, depth); err != nil {
+			return nil, false, err
+		}
+	}
 	var way []uint64
 	for id := ref.root; id != 0; {
 		if depth > maxTreeDepth {
 			return nil, false, w.damaged("the pages nest more than %d deep under page %d", maxTreeDepth, id)
 		}
-		if p, err = w.readOnPath(id, way); err != nil {
-			return nil, false, err
+		if slices.Contains(way, id) {
+			return nil, false, w.damaged("page %d points back to itself through its children", id)
+		}
+		var ok bool
+		if page, ok = w.found[id]; !ok {
+			p, err := w.readOnPath(id, way)
+			if err != nil {
+				return nil, false, err
+			}
+			if page, err = w.checkFound(p, fmt.Sprintf("page %d", id), depth); err != nil {
+				return nil, false, err
+			}
+			w.found[id] = page
 		}
 		way = append(way, id)
-		flags, count := binary.LittleEndian.Uint16(p[8:]), int(binary.LittleEndian.Uint16(p[10:]))
-		where = fmt.Sprintf("page %d", id)
-		switch flags {
-		case leafPageFlag:
-			id = 0
-			continue
-		case branchPageFlag:
-		default:
-			return nil, false, w.damaged("page %d has type %#x where a branch or leaf page belongs", id, flags)
-		}
-		if err := w.branch(p, count, where); err != nil {
-			return nil, false, err
-		}
-		keys, err := w.keys(p, count, where)
-		if err != nil {
-			return nil, false, err
-		}
-		if count == 0 {
-			return nil, false, w.damaged("%s is a branch page with no elements", where)
+		if page.leaf {
+			break
 		}
 		// bbolt's rule: the last element whose key is at most key, or the
 		// first when every key is greater.
-		i := sort.Search(count, func(i int) bool { return bytes.Compare(keys[i], key) >= 0 })
-		if (i == count || !bytes.Equal(keys[i], key)) && i > 0 {
+		keys := page.keys
+		i := sort.Search(len(keys), func(i int) bool { return bytes.Compare(keys[i], key) >= 0 })
+		if (i == len(keys) || !bytes.Equal(keys[i], key)) && i > 0 {
 			i--
 		}
-		id = binary.LittleEndian.Uint64(p[pageHeaderSize+i*elementSize+8:])
+		id = binary.LittleEndian.Uint64(page.p[pageHeaderSize+i*elementSize+8:])
 		depth++
 	}
-	count := int(binary.LittleEndian.Uint16(p[10:]))
-	// The leaf's buckets are checked as far as bbolt reads them when it
-	// opens one: their headers, and inline pages whole.
-	if err := w.leaf(p, count, where, depth, func([]byte, bucketRef, int) error { return nil }); err != nil {
-		return nil, false, err
-	}
-	keys, err := w.keys(p, count, where)
-	if err != nil {
-		return nil, false, err
-	}
+	p, keys, count := page.p, page.keys, len(page.keys)
 	i := sort.Search(count, func(i int) bool { return bytes.Compare(keys[i], key) >= 0 })
 	if i == count || !bytes.Equal(keys[i], key) {
 		return nil, false, nil
@@ -420,15 +414,47 @@ func (w *pageWalker) find(ref bucketRef, key []byte, depth int) (value []byte, b
 	return p[start : start+vsize], binary.LittleEndian.Uint32(e)&bucketLeafFlag != 0, nil
 }
 
+// foundPage is a page find checked: a leaf or a branch, and its keys.
+type foundPage struct {
+	p    []byte
+	leaf bool
+	keys [][]byte
+}
+
+// checkFound checks a page find reads on its way down, as a walk would
+// check it: a branch page's elements and keys, or a leaf's, with the
+// headers of the buckets it holds as far as bbolt reads them when it
+// opens one (inline pages whole).
+func (w *pageWalker) checkFound(p []byte, where string, depth int) (foundPage, error) {
+	flags, count := binary.LittleEndian.Uint16(p[8:]), int(binary.LittleEndian.Uint16(p[10:]))
+	switch flags {
+	case leafPageFlag:
+		if err := w.leaf(p, count, where, depth, func([]byte, bucketRef, int) error { return nil }); err != nil {
+			return foundPage{}, err
+		}
+	case branchPageFlag:
+		if err := w.branch(p, count, where); err != nil {
+			return foundPage{}, err
+		}
+		if count == 0 {
+			return foundPage{}, w.damaged("%s is a branch page with no elements", where)
+		}
+	default:
+		return foundPage{}, w.damaged("%s has type %#x where a branch or leaf page belongs", where, flags)
+	}
+	keys, err := w.keys(p, count, where)
+	if err != nil {
+		return foundPage{}, err
+	}
+	return foundPage{p: p, leaf: flags == leafPageFlag, keys: keys}, nil
+}
+
 // readOnPath reads page id for find: checked as read checks it, except
 // that other finds may have read it; way is the pages above it on this
 // find's way down.
 func (w *pageWalker) readOnPath(id uint64, way []uint64) ([]byte, error) {
 	if id < 2 || id >= w.pages {
 		return nil, w.damaged("a bucket points to page %d, outside pages 2 to %d", id, w.pages-1)
-	}
-	if slices.Contains(way, id) {
-		return nil, w.damaged("page %d points back to itself through its children", id)
 	}
 	if w.seen.has(id) {
 		return nil, w.damaged("a bucket points to page %d, which is already in use elsewhere", id)

@@ -20,7 +20,9 @@ import (
 //     pages and the schema bucket;
 //   - one session: the way down the sessions bucket to it, its bucket's own
 //     pages and, when the operation reads or writes its versions, every
-//     page under it;
+//     page under it; or, for a read of a few of its versions and
+//     snapshots (Recent), the way down to each, walked before bbolt looks
+//     it up (guardIn);
 //   - a list of sessions: the sessions bucket's pages and each session's
 //     own pages (not their versions);
 //   - a file content: the way down the contents bucket to its key (guardBlob,
@@ -37,6 +39,7 @@ type scope struct {
 	whole    bool   // every page
 	session  string // the session whose bucket the operation opens
 	versions bool   // and its versions, every one
+	guarded  bool   // or the ways to the versions and snapshots read, one by one
 	siblings bool   // the sessions bucket's own pages (a delete may merge them)
 	list     bool   // every session's own pages, for lists
 	prefix   []byte // only the sessions whose ids start so
@@ -59,6 +62,9 @@ type reach struct {
 	f     *os.File
 	w     *pageWalker
 	blobs *bucketRef // the contents bucket, when the file has one
+	// inSession are the session's own buckets (versions, snapshots), in
+	// a guarded operation: lookups in them walk their way first.
+	inSession map[string]bucketRef
 }
 
 func (r *reach) close() {
@@ -181,6 +187,10 @@ func (r *reach) walk(s *Store, sc scope, m meta) error {
 		s.walkedVersions[sc.session] = true
 		return nil
 	}
+	if sc.guarded && !s.walkedVersions[sc.session] {
+		r.inSession = map[string]bucketRef{}
+		return w.bucket(*one, 2, collect(r.inSession))
+	}
 	return w.bucket(*one, 2, ignore)
 }
 
@@ -194,6 +204,20 @@ func collect(into map[string]bucketRef) childFunc {
 }
 
 func ignore([]byte, bucketRef, int) error { return nil }
+
+// guardIn walks the way to key in the open session's bucket named
+// bucket before bbolt looks it up, in a guarded operation (see scope).
+func (s *Store) guardIn(bucket, key []byte) error {
+	if s.reach == nil || s.reach.inSession == nil {
+		return nil
+	}
+	ref, ok := s.reach.inSession[string(bucket)]
+	if !ok {
+		return nil // no such bucket: bbolt finds none either
+	}
+	_, _, err := s.reach.w.find(ref, key, 3)
+	return err
+}
 
 // guardBlob walks the way to a file content's key before bbolt looks it
 // up, in an operation that did not walk the whole file.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -47,7 +48,9 @@ const snapshotEvery = 256
 // with a session needs; At returns the whole.
 func (s *Store) Recent(ctx context.Context, id string, version, keep int) (state.State, error) {
 	var st state.State
-	err := s.viewSession(ctx, id, true, func(tx *bolt.Tx) error {
+	// Only the versions and snapshots read are walked (guardIn), not the
+	// session's every page: a long session costs what is read of it.
+	err := s.viewIn(ctx, scope{session: id, guarded: true}, func(tx *bolt.Tx) error {
 		b, rec, err := s.session(tx, id)
 		if err != nil {
 			return err
@@ -60,6 +63,9 @@ func (s *Store) Recent(ctx context.Context, id string, version, keep int) (state
 		})
 		return err
 	})
+	if errors.Is(err, errNoFile) {
+		return state.State{}, &storage.NotFoundError{ID: id, Where: s.path}
+	}
 	return st, err
 }
 
@@ -69,17 +75,37 @@ func (s *Store) Recent(ctx context.Context, id string, version, keep int) (state
 func (s *Store) windowAt(b *bolt.Bucket, id string, v int, use func(version int) bool, from func(state.State) int) (state.State, error) {
 	vb, sb := b.Bucket(versionsBucket), b.Bucket(snapshotsBucket)
 	c := versionCursor{c: vb.Cursor()}
+	record := func(v int) ([]byte, error) {
+		if s.reach == nil || s.reach.inSession == nil {
+			return c.record(v), nil
+		}
+		// A guarded read: each record looked up by its own walked way,
+		// where a cursor would step onto pages nobody checked.
+		key := versionKey(v)
+		if err := s.guardIn(versionsBucket, key); err != nil {
+			return nil, err
+		}
+		return vb.Get(key), nil
+	}
 	var path []step
 	need := -1 // the window's start, once the state at v told it
 	cur := v
 	for {
 		base := state.New(id)
 		for cur > 0 {
-			if snap, ok := s.snapshotAt(sb, id, cur); ok && use(cur) && (need < 0 || snap.HistoryFrom <= need) {
+			snap, ok, err := s.snapshotAt(sb, id, cur)
+			if err != nil {
+				return state.State{}, err
+			}
+			if ok && use(cur) && (need < 0 || snap.HistoryFrom <= need) {
 				base = snap
 				break
 			}
-			h, body, err := s.checkedHeader(id, cur, c.record(cur))
+			raw, err := record(cur)
+			if err != nil {
+				return state.State{}, err
+			}
+			h, body, err := s.checkedHeader(id, cur, raw)
 			if err != nil {
 				return state.State{}, err
 			}
@@ -94,7 +120,14 @@ func (s *Store) windowAt(b *bolt.Bucket, id string, v int, use func(version int)
 			need = from(st)
 		}
 		if st.HistoryFrom <= need {
-			if st.ParentVersion, err = s.parentOf(vb, id, v, path); err != nil {
+			if st.ParentVersion, err = parentOf(v, path, func() (header, error) {
+				raw, err := record(v)
+				if err != nil {
+					return header{}, err
+				}
+				h, _, err := s.checkedHeader(id, v, raw)
+				return h, err
+			}); err != nil {
 				return state.State{}, err
 			}
 			st.Version = v
@@ -105,36 +138,41 @@ func (s *Store) windowAt(b *bolt.Bucket, id string, v int, use func(version int)
 	}
 }
 
-// parentOf is version v's parent, from the path already read when it
-// holds v.
-func (s *Store) parentOf(vb *bolt.Bucket, id string, v int, path []step) (int, error) {
+// parentOf is version v's parent: from the path already read when it
+// holds v, else from v's header.
+func parentOf(v int, path []step, header func() (header, error)) (int, error) {
 	if v == 0 {
 		return 0, nil
 	}
 	if len(path) > 0 {
 		return path[0].header.parent, nil
 	}
-	h, _, err := s.header(vb, id, v)
+	h, err := header()
 	return h.parent, err
 }
 
 // snapshotAt reads the snapshot kept at version v, if there is a sound
 // one. A damaged one is passed over: the events it was made from are
-// still there (verify reports it).
-func (s *Store) snapshotAt(sb *bolt.Bucket, id string, v int) (state.State, bool) {
+// still there (verify reports it). Damage on the way to it, in the
+// file's pages, is an error like any other.
+func (s *Store) snapshotAt(sb *bolt.Bucket, id string, v int) (state.State, bool, error) {
 	if sb == nil {
-		return state.State{}, false
+		return state.State{}, false, nil
 	}
-	raw := sb.Get(versionKey(v))
+	key := versionKey(v)
+	if err := s.guardIn(snapshotsBucket, key); err != nil {
+		return state.State{}, false, err
+	}
+	raw := sb.Get(key)
 	if raw == nil {
-		return state.State{}, false
+		return state.State{}, false, nil
 	}
 	st, err := decodeSnapshot(raw, v)
 	if err != nil {
-		return state.State{}, false
+		return state.State{}, false, nil
 	}
 	st.SessionID = id
-	return st, true
+	return st, true, nil
 }
 
 func encodeSnapshot(v int, st state.State) []byte {

@@ -3,8 +3,8 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
-	"math/rand/v2"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"

@@ -28,8 +28,8 @@ type conversation struct {
 	calls        []state.ToolCall
 	earlierCalls []state.ToolCall // the log's calls before calls, with earlier
 	callsGen     int
-	live     live // the reply being streamed
-	errText  string
+	live         live // the reply being streamed
+	errText      string
 	// offset is how many lines the view is scrolled up from the bottom;
 	// 0 follows the bottom as text arrives.
 	offset int

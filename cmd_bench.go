@@ -73,7 +73,8 @@ func benchCmd(fset *flag.FlagSet) func(context.Context, *cli, []string) error {
 		fmt.Fprintf(w, "last 100 turns\t%.2f ms/turn\t(%.2f× the first)\n", r.Last100MSPerTurn, r.Last100MSPerTurn/r.First100MSPerTurn)
 		fmt.Fprintf(w, "database\t%d bytes\t(%.2f× the %d bytes of text)\n", r.DBBytes, float64(r.DBBytes)/float64(r.TextBytes), r.TextBytes)
 		fmt.Fprintf(w, "one checkpoint\t%.2f ms\t(median; 99th percentile %.2f ms)\n", r.CheckpointP50MS, r.CheckpointP99MS)
-		fmt.Fprintf(w, "load head\t%.2f ms\t(fresh store)\n", r.LoadLatestMS)
+		fmt.Fprintf(w, "resume\t%.2f ms\t(the head's recent part, fresh store)\n", r.LoadRecentMS)
+		fmt.Fprintf(w, "load head\t%.2f ms\t(every message, fresh store)\n", r.LoadLatestMS)
 		fmt.Fprintf(w, "load v2\t%.2f ms\t\n", r.LoadEarlyMS)
 		fmt.Fprintf(w, "version tree\t%.2f ms\t\n", r.HistoryMS)
 		if r.TaskCheckpoints == 0 {

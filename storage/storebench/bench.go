@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"retrace/agent/session"
 	"retrace/state"
 	"retrace/storage"
 )
@@ -34,6 +35,10 @@ type Result struct {
 	// One checkpoint's commit, the median and the 99th percentile of all.
 	CheckpointP50MS float64 `json:"checkpoint_p50_ms"`
 	CheckpointP99MS float64 `json:"checkpoint_p99_ms"`
+	// LoadRecentMS is what resuming loads: the head's recent part
+	// (storage.Latest keeping session.KeepRecent messages), from a store
+	// opened afresh. LoadLatestMS is the whole head, every message.
+	LoadRecentMS    float64 `json:"load_recent_ms"`
 	LoadLatestMS    float64 `json:"load_latest_ms"`
 	LoadEarlyMS     float64 `json:"load_early_ms"`
 	HistoryMS       float64 `json:"history_ms"`
@@ -84,9 +89,16 @@ func Run(ctx context.Context, dir string, turns int, open Opener, progress func(
 	perCheckpoint := make([]time.Duration, 0, 2*turns)
 	cur := storage.NewCursor(st, state.New(info.ID))
 	start := time.Now()
+	pending := 0 // characters the summary does not cover
 	for i := range turns {
+		events := turn(rng)
+		if pending > summaryChars {
+			var fold state.Event
+			fold, pending = summary(cur.State(), rng)
+			events = append([]state.Event{fold}, events...)
+		}
 		t0 := time.Now()
-		for _, ev := range turn(rng) {
+		for _, ev := range events {
 			c0 := time.Now()
 			if _, err := cur.Commit(ctx, ev); err != nil {
 				st.Close()
@@ -94,7 +106,10 @@ func Run(ctx context.Context, dir string, turns int, open Opener, progress func(
 			}
 			perCheckpoint = append(perCheckpoint, time.Since(c0))
 			r.Checkpoints++
-			r.TextBytes += int64(len(ev.Messages[0].Content))
+			if len(ev.Messages) > 0 {
+				r.TextBytes += int64(len(ev.Messages[0].Content))
+				pending += len(ev.Messages[0].Content)
+			}
 		}
 		perTurn[i] = time.Since(t0)
 		if progress != nil {
@@ -115,9 +130,21 @@ func Run(ctx context.Context, dir string, turns int, open Opener, progress func(
 		return Result{}, err
 	}
 
-	// Reads come from a store opened afresh, as after a restart.
+	// Reads come from a store opened afresh, as after a restart: one for
+	// resuming, and one more for the rest, so that each reads a session
+	// no earlier read of its store walked.
 	fresh, err := open(path)
 	if err != nil {
+		return Result{}, err
+	}
+	if r.LoadRecentMS, err = timed(func() error { _, err := storage.Latest(ctx, fresh, info.ID, session.KeepRecent); return err }); err != nil {
+		fresh.Close()
+		return Result{}, err
+	}
+	if err := fresh.Close(); err != nil {
+		return Result{}, err
+	}
+	if fresh, err = open(path); err != nil {
 		return Result{}, err
 	}
 	defer fresh.Close()
@@ -174,6 +201,29 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 }
 
 // turn is one chat turn: the user's message, then the answer.
+// The chat is summarised as the agent summarises a session talking to a
+// model with a window of WindowTokens: when the text the summary does not
+// cover passes 80% of the window (at 4 characters a token), the turns but
+// the last six are folded into a summary. A chat that never was would
+// not fit any model's window.
+const (
+	WindowTokens  = 128_000
+	summaryChars  = WindowTokens * 4 * 8 / 10
+	keptTurns     = 6
+	SummaryLength = 2000
+)
+
+// summary is the summarized event that folds all but the last turns of
+// s, and the characters it leaves uncovered.
+func summary(s state.State, rng *rand.Rand) (state.Event, int) {
+	through := s.HistoryLen() - 2*keptTurns // every turn is a question and an answer
+	left := 0
+	for _, m := range s.Since(through) {
+		left += len(m.Content)
+	}
+	return state.Event{Kind: state.Summarized, Text: Text(rng, SummaryLength), Through: through}, left
+}
+
 func turn(rng *rand.Rand) []state.Event {
 	return []state.Event{
 		{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: Text(rng, MessageLen)}}},

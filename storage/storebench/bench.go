@@ -38,10 +38,10 @@ type Result struct {
 	// LoadRecentMS is what resuming loads: the head's recent part
 	// (storage.Latest keeping session.KeepRecent messages), from a store
 	// opened afresh. LoadLatestMS is the whole head, every message.
-	LoadRecentMS    float64 `json:"load_recent_ms"`
-	LoadLatestMS    float64 `json:"load_latest_ms"`
-	LoadEarlyMS     float64 `json:"load_early_ms"`
-	HistoryMS       float64 `json:"history_ms"`
+	LoadRecentMS float64 `json:"load_recent_ms"`
+	LoadLatestMS float64 `json:"load_latest_ms"`
+	LoadEarlyMS  float64 `json:"load_early_ms"`
+	HistoryMS    float64 `json:"history_ms"`
 	// The task's figures: one agent task with one tool call (TaskTool)
 	// and an answer, run in the same file after the chat turns (see
 	// TaskResult for what each counts).

@@ -51,7 +51,7 @@ func benchCmd(fset *flag.FlagSet) func(context.Context, *cli, []string) error {
 			r, err = benchServer(ctx, c.db, dir, *turns)
 		} else {
 			open := func(path string) (storage.Store, error) { return boltstore.Open(path, boltstore.Options{}) }
-			if r, err = storebench.Run(ctx, dir, *turns, open, nil); err == nil {
+			if r, err = storebench.Run(ctx, dir, *turns, open, storebench.Options{}); err == nil {
 				err = r.AddTask(ctx, dir, open)
 			}
 		}
@@ -119,6 +119,6 @@ func benchServer(ctx context.Context, url, dir string, turns int) (storebench.Re
 		return storebench.Result{}, fmt.Errorf("bench: %w", err)
 	}
 	open := func(string) (storage.Store, error) { return pgstore.Open(ctx, scratch, pgstore.Options{}) }
-	r, err := storebench.Run(ctx, dir, turns, open, nil)
+	r, err := storebench.Run(ctx, dir, turns, open, storebench.Options{})
 	return r, errors.Join(err, drop())
 }

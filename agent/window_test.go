@@ -78,7 +78,8 @@ func (w *windowModel) tokens(req llmserver.Request) int {
 	return w.count.Messages(ms)
 }
 
-// longSession is what `retrace bench --turns n` leaves: one session of n
+// longSession is what `retrace bench --turns n` leaves, never summarised
+// (as with a model of a window larger than any here): one session of n
 // turns, a user message and an answer of 300 characters each, every one
 // its own checkpoint.
 type longSession struct {
@@ -92,7 +93,7 @@ func newLongSession(tb testing.TB, turns int) longSession {
 	ctx := context.Background()
 	dir := tb.TempDir()
 	open := func(path string) (storage.Store, error) { return boltstore.Open(path, boltstore.Options{}) }
-	r, err := storebench.Run(ctx, dir, turns, open, nil)
+	r, err := storebench.Run(ctx, dir, turns, open, storebench.Options{Unsummarised: true})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -96,6 +96,12 @@ type Store interface {
 	Close() error
 }
 
+// KeepRecent is how many of a session's latest messages its state holds
+// at least when it is opened to go on with (Latest): a screenful and more.
+// Whatever the summary does not cover is held too; the older messages are
+// read when they are shown.
+const KeepRecent = 200
+
 // Latest is the recent part of a session's head (Store.Recent keeping
 // keep messages). The head is read first, in a transaction of its own:
 // a caller that does not hold the session may get a version another

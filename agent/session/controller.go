@@ -166,12 +166,6 @@ func (c *Controller) At(version int) (state.State, error) {
 	return c.store.At(c.base, id, version)
 }
 
-// KeepRecent is how many of a session's latest messages its state holds
-// at least when it is opened (storage.Store's Recent): a screenful and
-// more. Whatever the summary does not cover is held too; the older
-// messages are read when they are shown (Earlier).
-const KeepRecent = 200
-
 // Open makes id the open session, claimed for writing. A session another
 // process writes is refused, or opened read-only with ReadOnlyWhenBusy.
 // The session open before is let go.
@@ -200,7 +194,7 @@ func (c *Controller) openLocked(id string, readOnlyOK bool) error {
 	}
 	// The recent part is all going on needs (state.State.Window): a long
 	// session opens in the time its last turns take, not its length.
-	head, err := storage.Latest(c.base, c.store, id, KeepRecent)
+	head, err := storage.Latest(c.base, c.store, id, storage.KeepRecent)
 	if err == nil {
 		err = c.setHeadLocked(head)
 	}

@@ -161,7 +161,7 @@ func (c *Controller) Restore(version int, how Rollback) (rewind.Result, error) {
 		// The store says where the head is: if the restore moved it before
 		// it stopped, the open restore is what the session shows, and
 		// finishes when it is opened again.
-		if head, herr := storage.Latest(c.base, c.store, c.info.ID, KeepRecent); herr == nil && head.Version != c.head.Version {
+		if head, herr := storage.Latest(c.base, c.store, c.info.ID, storage.KeepRecent); herr == nil && head.Version != c.head.Version {
 			_ = c.setHeadLocked(head)
 		}
 		return res, err

@@ -99,7 +99,7 @@ func (c *Controller) follow(ctx context.Context, done chan struct{}, seen storag
 		if moved(seen, info) {
 			// What the report needs is read here, not under the lock the
 			// interface's calls wait on.
-			head, err := c.store.Recent(ctx, id, info.Head, KeepRecent)
+			head, err := c.store.Recent(ctx, id, info.Head, storage.KeepRecent)
 			if err != nil {
 				continue
 			}

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"retrace/agent/session"
 	"retrace/state"
 	"retrace/storage"
 )
@@ -36,7 +35,7 @@ type Result struct {
 	CheckpointP50MS float64 `json:"checkpoint_p50_ms"`
 	CheckpointP99MS float64 `json:"checkpoint_p99_ms"`
 	// LoadRecentMS is what resuming loads: the head's recent part
-	// (storage.Latest keeping session.KeepRecent messages), from a store
+	// (storage.Latest keeping storage.KeepRecent messages), from a store
 	// opened afresh. LoadLatestMS is the whole head, every message.
 	LoadRecentMS float64 `json:"load_recent_ms"`
 	LoadLatestMS float64 `json:"load_latest_ms"`
@@ -65,10 +64,18 @@ type Opener func(path string) (storage.Store, error)
 // MessageLen is the length of each message, in characters.
 const MessageLen = 300
 
+// Options shape the chat Run writes.
+type Options struct {
+	// Unsummarised leaves every turn out of the summary: a session begun
+	// with a model of a larger window than the one it goes on with.
+	Unsummarised bool
+	// Progress, if not nil, is called after each turn.
+	Progress func(turn int)
+}
+
 // Run writes turns chat turns into a fresh store in dir, then measures
-// reading it back from a freshly opened store. progress, if not nil, is
-// called after each turn.
-func Run(ctx context.Context, dir string, turns int, open Opener, progress func(turn int)) (Result, error) {
+// reading it back from a freshly opened store.
+func Run(ctx context.Context, dir string, turns int, open Opener, opts Options) (Result, error) {
 	if turns < 1 {
 		return Result{}, fmt.Errorf("turns must be at least 1, got %d", turns)
 	}
@@ -92,7 +99,7 @@ func Run(ctx context.Context, dir string, turns int, open Opener, progress func(
 	pending := 0 // characters the summary does not cover
 	for i := range turns {
 		events := turn(rng)
-		if pending > summaryChars {
+		if pending > summaryChars && !opts.Unsummarised {
 			var fold state.Event
 			fold, pending = summary(cur.State(), rng)
 			events = append([]state.Event{fold}, events...)
@@ -112,8 +119,8 @@ func Run(ctx context.Context, dir string, turns int, open Opener, progress func(
 			}
 		}
 		perTurn[i] = time.Since(t0)
-		if progress != nil {
-			progress(i + 1)
+		if opts.Progress != nil {
+			opts.Progress(i + 1)
 		}
 	}
 	r.TotalMS = ms(time.Since(start))
@@ -137,7 +144,7 @@ func Run(ctx context.Context, dir string, turns int, open Opener, progress func(
 	if err != nil {
 		return Result{}, err
 	}
-	if r.LoadRecentMS, err = timed(func() error { _, err := storage.Latest(ctx, fresh, info.ID, session.KeepRecent); return err }); err != nil {
+	if r.LoadRecentMS, err = timed(func() error { _, err := storage.Latest(ctx, fresh, info.ID, storage.KeepRecent); return err }); err != nil {
 		fresh.Close()
 		return Result{}, err
 	}
@@ -200,7 +207,6 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 	return sorted[max(rank, 1)-1]
 }
 
-// turn is one chat turn: the user's message, then the answer.
 // The chat is summarised as the agent summarises a session talking to a
 // model with a window of WindowTokens: when the text the summary does not
 // cover passes 80% of the window (at 4 characters a token), the turns but
@@ -224,6 +230,7 @@ func summary(s state.State, rng *rand.Rand) (state.Event, int) {
 	return state.Event{Kind: state.Summarized, Text: Text(rng, SummaryLength), Through: through}, left
 }
 
+// turn is one chat turn: the user's message, then the answer.
 func turn(rng *rand.Rand) []state.Event {
 	return []state.Event{
 		{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: Text(rng, MessageLen)}}},

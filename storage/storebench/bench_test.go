@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"retrace/agent/session"
 	"retrace/storage"
 	"retrace/storage/boltstore"
 	"retrace/storage/storebench"
@@ -13,7 +12,7 @@ import (
 
 func TestRunReportsEveryFigure(t *testing.T) {
 	open := func(path string) (storage.Store, error) { return boltstore.Open(path, boltstore.Options{}) }
-	r, err := storebench.Run(context.Background(), t.TempDir(), 30, open, nil)
+	r, err := storebench.Run(context.Background(), t.TempDir(), 30, open, storebench.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +23,7 @@ func TestRunReportsEveryFigure(t *testing.T) {
 		r.LoadRecentMS <= 0 || r.LoadLatestMS <= 0 || r.LoadEarlyMS <= 0 || r.HistoryMS <= 0 {
 		t.Fatalf("a figure is missing: %+v", r)
 	}
-	if _, err := storebench.Run(context.Background(), t.TempDir(), 0, open, nil); err == nil {
+	if _, err := storebench.Run(context.Background(), t.TempDir(), 0, open, storebench.Options{}); err == nil {
 		t.Fatal("zero turns accepted")
 	}
 }
@@ -37,7 +36,7 @@ func TestRunSummarisesLikeTheAgent(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	open := func(path string) (storage.Store, error) { return boltstore.Open(path, boltstore.Options{}) }
-	r, err := storebench.Run(ctx, dir, 700, open, nil)
+	r, err := storebench.Run(ctx, dir, 700, open, storebench.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +50,7 @@ func TestRunSummarisesLikeTheAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	recent, err := storage.Latest(ctx, st, r.Session, session.KeepRecent)
+	recent, err := storage.Latest(ctx, st, r.Session, storage.KeepRecent)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func TestTaskChild(t *testing.T) {
 	// task then writes into a deeper tree, as in a lived-in file.
 	db := filepath.Join(dir, "task.db")
 	if turns, _ := strconv.Atoi(os.Getenv(taskChildEnv + "_TURNS")); turns > 0 {
-		if _, err := storebench.Run(context.Background(), dir, turns, openBolt, nil); err != nil {
+		if _, err := storebench.Run(context.Background(), dir, turns, openBolt, storebench.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		db = filepath.Join(dir, storebench.File)

@@ -112,7 +112,9 @@ func versionsOf(path []storage.Record) []tui.Version {
 	return out
 }
 
-func (d tuiDriver) Whole(version int) (state.State, error) { return d.ctrl.At(version) }
+func (d tuiDriver) Whole(session string, version int) (state.State, error) {
+	return d.ctrl.At(session, version)
+}
 
 func (d tuiDriver) Restore(version int, how tui.RestoreHow) (tui.Restored, error) {
 	res, err := d.ctrl.Restore(version, session.Rollback{Force: how.Force, KeepFiles: how.KeepFiles})

@@ -22,6 +22,7 @@ type conversation struct {
 	history []state.Message
 	from    int
 	earlier []state.Message
+	unread  string // why earlier is nil: "being read", or that it failed
 	// calls is the tool log, for what each result's call did; callsGen
 	// counts its changes, so a result drawn from an older log is drawn
 	// again.
@@ -58,7 +59,7 @@ type rendered struct {
 }
 
 func newConversation(st *themes.Styles) *conversation {
-	return &conversation{st: st, cache: map[int]rendered{}, folded: true}
+	return &conversation{st: st, cache: map[int]rendered{}, folded: true, unread: "being read"}
 }
 
 // SetHistory replaces the messages shown: h, from position from on.
@@ -72,6 +73,9 @@ func (c *conversation) SetEarlier(ms []state.Message, calls []state.ToolCall) {
 	}
 	c.earlier, c.earlierCalls = ms, calls
 }
+
+// SetEarlierUnread says why the earlier messages are not shown yet.
+func (c *conversation) SetEarlierUnread(why string) { c.unread = why }
 
 // first is the position of the first message the pane can show.
 func (c *conversation) first() int {
@@ -157,7 +161,7 @@ func (c *conversation) Render(width, height int) []string {
 		}
 	}
 	if first > 0 && len(tail) < need {
-		push([]string{c.st.Chat.Notice.Render(fit(fmt.Sprintf("… %d earlier messages, being read", first), width)), ""})
+		push([]string{c.st.Chat.Notice.Render(fit(fmt.Sprintf("… %d earlier messages, %s", first, c.unread), width)), ""})
 	}
 	if len(tail) < need {
 		c.offset = max(len(tail)-height, 0) // scrolled past the top: stop there

@@ -25,7 +25,7 @@ func (m *Model) copyText(c command, args []string) tea.Cmd {
 	case len(args) == 0 || args[0] == "answer":
 		text, what = lastAnswer(s.History), "the last answer"
 	case args[0] == "tool" && len(args) == 1:
-		log := s.Memory.ToolCalls
+		log := m.calls
 		if len(log) == 0 {
 			m.notice = "no tool call to copy yet"
 			return nil

@@ -57,7 +57,7 @@ func (d *detailView) window(width, height int) []string {
 }
 
 func (m *Model) openToolDetail() tea.Cmd {
-	log := m.shown().Memory.ToolCalls
+	log := m.calls
 	if len(log) == 0 {
 		return nil
 	}

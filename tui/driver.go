@@ -39,10 +39,10 @@ type Driver interface {
 	// version, each with the event that made it, so the timeline can show
 	// any of them.
 	History(version int) (Tree, []Version, error)
-	// Whole returns the open session's state at version with every
-	// message: a session is opened with its recent part only
-	// (state.State.Window), and the pane reads the rest this way.
-	Whole(version int) (state.State, error)
+	// Whole returns a session's state at version with every message: a
+	// session is opened with its recent part only (state.State.Window),
+	// and the pane reads the rest this way.
+	Whole(session string, version int) (state.State, error)
 	// Restore moves the head to version and puts the workspace files
 	// back as they were there: the next message starts a new branch, and
 	// the old branch stays. Files changed outside retrace make it a

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"slices"
+
 	tea "charm.land/bubbletea/v2"
 
 	"retrace/state"
@@ -8,13 +10,14 @@ import (
 
 // A long session is opened with its recent part (state.State.Window):
 // the first frame and the first message wait for its last turns only.
-// The pane reads the earlier messages right after, in the background,
-// and shows them above once they are there; until then it says they are
-// being read.
+// The panes read the earlier messages and tool calls right after, in the
+// background, and show them once they are there; until then the
+// conversation says they are being read.
 
 // earlierMsg brings the whole state the head's earlier messages come
-// from.
+// from, for the read key names.
 type earlierMsg struct {
+	key   earlierKey
 	whole state.State
 	err   error
 }
@@ -26,24 +29,34 @@ type earlierKey struct {
 }
 
 // readEarlier reads the whole state at the head when the head leaves out
-// messages that the whole read last does not give.
+// messages or calls that the whole read last does not give.
 func (m *Model) readEarlier() tea.Cmd {
 	h := m.head
 	key := earlierKey{h.SessionID, h.Version}
-	if h.HistoryFrom == 0 || earlierFits(m.earlier, h) || m.earlierAsked == key {
+	if !h.Windowed() || earlierFits(m.earlier, h) || m.earlierAsked == key {
 		return nil
 	}
 	m.earlierAsked = key
+	m.conv.SetEarlierUnread("being read")
 	d := m.d
 	return func() tea.Msg {
-		whole, err := d.Whole(key.version)
-		return earlierMsg{whole: whole, err: err}
+		whole, err := d.Whole(key.session, key.version)
+		return earlierMsg{key: key, whole: whole, err: err}
 	}
 }
 
+// handleEarlier takes the answer to the read asked last. An answer to
+// an older read (of a session left since, or a head moved on) is
+// dropped: the read asked after it brings what is shown now.
 func (m *Model) handleEarlier(msg earlierMsg) tea.Cmd {
+	if msg.key != m.earlierAsked {
+		return nil
+	}
 	if msg.err != nil {
+		// Asked again when the head moves on, not at every message: a
+		// damaged file would fail each time.
 		m.notice = "could not read the earlier messages: " + msg.err.Error()
+		m.conv.SetEarlierUnread("could not be read")
 		return nil
 	}
 	m.earlier = msg.whole
@@ -58,9 +71,20 @@ func (m *Model) handleEarlier(msg earlierMsg) tea.Cmd {
 // message where s's window starts (a head moved to another branch since
 // is told by it).
 func earlierFits(whole, s state.State) bool {
-	if whole.SessionID != s.SessionID || whole.HistoryFrom != 0 || whole.Version > s.Version ||
+	if whole.SessionID != s.SessionID || whole.Windowed() || whole.Version > s.Version ||
 		s.HistoryFrom > whole.HistoryLen() || s.Memory.ToolCallsFrom > len(whole.Memory.ToolCalls) {
 		return false
 	}
 	return s.HistoryFrom == whole.HistoryLen() || len(s.History) == 0 || sameMessage(whole.History[s.HistoryFrom], s.History[0])
+}
+
+// shownCalls is s's tool log for the panes: with the calls its window
+// leaves out when they were read (earlier), and how many it still
+// leaves out.
+func (m *Model) shownCalls(s state.State) ([]state.ToolCall, int) {
+	left := s.Memory.ToolCallsFrom
+	if left == 0 || !earlierFits(m.earlier, s) {
+		return s.Memory.ToolCalls, left
+	}
+	return slices.Concat(m.earlier.Memory.ToolCalls[:left], s.Memory.ToolCalls), 0
 }

@@ -31,7 +31,7 @@ func TestEarlierMessagesAreReadInTheBackground(t *testing.T) {
 	}
 	reads := 0
 	f.head = recent
-	f.whole = func(v int) (state.State, error) {
+	f.whole = func(_ string, v int) (state.State, error) {
 		reads++
 		if v != whole.Version {
 			return state.State{}, fmt.Errorf("read v%d, want v%d", v, whole.Version)
@@ -106,5 +106,134 @@ func TestEarlierFromAnotherBranchDoesNotFit(t *testing.T) {
 	newer.Version++
 	if earlierFits(newer, w) {
 		t.Fatal("a whole state newer than the window fits it")
+	}
+}
+
+// turnsWithCalls is n tasks of one tool call each.
+func turnsWithCalls(n int) []state.Event {
+	var evs []state.Event
+	for i := range n {
+		id := fmt.Sprintf("call_%d", i)
+		evs = append(evs,
+			state.Event{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: fmt.Sprintf("question %d", i+1)}}},
+			state.Event{Kind: state.PlanSet, Plan: []state.Step{{Text: "look"}}},
+			state.Event{Kind: state.AssistantMessage, Messages: []state.Message{{Role: state.RoleAssistant, Content: "reading",
+				ToolCalls: []state.ToolRequest{{ID: id, Name: "read_file", Arguments: fmt.Sprintf(`{"path":"f%d.go"}`, i)}}}}},
+			state.Event{Kind: state.ToolStarted, Tool: &state.ToolCall{ID: id}},
+			state.Event{Kind: state.ToolFinished, Tool: &state.ToolCall{ID: id, Result: fmt.Sprintf("contents of f%d.go", i), DurationMS: 1}},
+			state.Event{Kind: state.StepCompleted, Step: 0},
+			state.Event{Kind: state.Answered, Messages: []state.Message{{Role: state.RoleAssistant, Content: fmt.Sprintf("answer %d", i+1)}}},
+		)
+	}
+	return evs
+}
+
+// The tool log pane counts every call of a head opened with its recent
+// part, and once the earlier part is read it lists, selects and opens
+// the oldest call as the timeline does at the same version.
+func TestToolLogOfARecentHeadHoldsEveryCall(t *testing.T) {
+	f := newFake(turnsWithCalls(40)...)
+	whole := f.head
+	recent, err := whole.Window(whole.HistoryLen() - 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recent.Memory.ToolCallsFrom == 0 {
+		t.Fatal("the window keeps every call")
+	}
+	f.head = recent
+	f.whole = func(string, int) (state.State, error) { return whole, nil }
+	p, err := themes.Get("dark")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(f, Options{Palette: p, Now: func() time.Time { return t0 }})
+	_, read := m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	if v := plain(m.View().Content); !strings.Contains(v, "Tools (40)") {
+		t.Fatalf("before the read, the pane does not count every call:\n%s", v)
+	}
+	run(m, read)
+	m.focus = focusTools
+	for range 45 {
+		m.moveTool(true)
+	}
+	run(m, m.openToolDetail())
+	if v := plain(m.View().Content); !strings.Contains(v, "call id call_0") {
+		t.Fatalf("the oldest call cannot be opened after the read:\n%s", v)
+	}
+}
+
+// chatState is a session of turns questions and answers, tagged, and
+// its window of the last four messages.
+func chatState(t *testing.T, id string, turns int, tag string) (whole, recent state.State) {
+	t.Helper()
+	b := state.NewBuilder(state.New(id))
+	for i := range turns {
+		for _, ev := range []state.Event{
+			{Kind: state.UserMessage, At: t0, Messages: []state.Message{{Role: state.RoleUser, Content: fmt.Sprintf("%s question %d", tag, i+1)}}},
+			{Kind: state.Answered, At: t0, Messages: []state.Message{{Role: state.RoleAssistant, Content: fmt.Sprintf("%s answer %d", tag, i+1)}}},
+		} {
+			if err := b.Apply(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	b.SetVersion(2*turns, 2*turns-1)
+	whole = b.State()
+	recent, err := whole.Window(whole.HistoryLen() - 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return whole, recent
+}
+
+// A read of session A's earlier messages that answers after the person
+// moved to session B is dropped: B's pane keeps B's earlier messages. A
+// read that fails says so where the messages would be.
+func TestEarlierReadOfALeftSessionIsDropped(t *testing.T) {
+	wholeA, recentA := chatState(t, "aaaaaaaaaaaaaaaa", 150, "A")
+	wholeB, recentB := chatState(t, "bbbbbbbbbbbbbbbb", 100, "B")
+	f := newFake()
+	f.info.ID, f.head = wholeA.SessionID, recentA
+	fail := false
+	f.whole = func(session string, v int) (state.State, error) {
+		switch {
+		case fail:
+			return state.State{}, fmt.Errorf("page 7 is damaged")
+		case session == wholeA.SessionID && v == wholeA.Version:
+			return wholeA, nil
+		case session == wholeB.SessionID && v == wholeB.Version:
+			return wholeB, nil
+		}
+		return state.State{}, fmt.Errorf("no v%d in %s", v, session)
+	}
+	p, err := themes.Get("dark")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(f, Options{Palette: p, Now: func() time.Time { return t0 }})
+	_, readA := m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	infoB := f.info
+	infoB.ID, infoB.Head, infoB.Versions = wholeB.SessionID, wholeB.Version, wholeB.Version
+	_, readB := m.Update(SessionChangedMsg{Session: infoB, Head: recentB})
+	run(m, readB)
+	run(m, readA) // A's answer, late
+	m.conv.Scroll(100000)
+	if top := plain(m.View().Content); !strings.Contains(top, "B question 1\n") && !strings.Contains(top, "B question 1 ") {
+		t.Fatalf("after A's late answer, B's pane does not reach B's first message:\n%s", top)
+	}
+
+	fail = true
+	next, err := state.Apply(recentB, state.Event{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: "B question 101"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.Version = recentB.Version + 1
+	m.earlier = state.State{} // as if B's earlier part no longer fitted
+	_, read := m.Update(StateMsg{State: next})
+	run(m, read)
+	m.conv.Scroll(100000)
+	if top := plain(m.View().Content); !strings.Contains(top, "earlier messages, could not be read") {
+		t.Fatalf("a failed read still says the messages are being read:\n%s", top)
 	}
 }

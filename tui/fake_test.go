@@ -28,7 +28,7 @@ type fakeDriver struct {
 	sessions  []SessionInfo
 	tree      Tree
 	reports   chan tea.Msg
-	whole     func(version int) (state.State, error) // Whole's answer, when set
+	whole     func(session string, version int) (state.State, error) // Whole's answer, when set
 
 	resumed    int
 	created    int
@@ -122,11 +122,11 @@ func (f *fakeDriver) Submit(text string) error {
 
 func (f *fakeDriver) Decide(d Decision) { f.mu.Lock(); f.decided = append(f.decided, d); f.mu.Unlock() }
 
-func (f *fakeDriver) Whole(version int) (state.State, error) {
+func (f *fakeDriver) Whole(session string, version int) (state.State, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.whole != nil {
-		return f.whole(version)
+		return f.whole(session, version)
 	}
 	return f.head, nil
 }

@@ -148,7 +148,7 @@ func (m *Model) moveTool(up bool) {
 	if up {
 		step = -1
 	}
-	m.tools.Move(step, len(m.shown().Memory.ToolCalls))
+	m.tools.Move(step, len(m.calls))
 }
 
 // nextPane moves the keyboard between the input and the tool log, or, in

@@ -85,6 +85,11 @@ type Model struct {
 	// from (earlier.go); earlierAsked, the last read asked for.
 	earlier      state.State
 	earlierAsked earlierKey
+	// calls is the tool log the panes show (shownCalls): the shown
+	// state's, with the calls its window leaves out once they are read;
+	// callsLeft counts those still left out.
+	calls     []state.ToolCall
+	callsLeft int
 }
 
 // New returns the model for a driver with a session open.
@@ -147,6 +152,11 @@ func (m *Model) showState(s state.State) {
 	}
 	m.conv.SetSummary(s.SummaryThrough)
 	m.conv.SetCalls(s.Memory.ToolCalls)
+	calls, left := m.shownCalls(s)
+	if m.tools.selected >= 0 {
+		m.tools.selected += m.callsLeft - left // the same call, now with those before it
+	}
+	m.calls, m.callsLeft = calls, left
 	m.conv.SetError("")
 	if s.Phase == state.Error {
 		m.conv.SetError(s.ErrorMessage)

@@ -93,8 +93,8 @@ func (m *Model) sideColumn(w int) []string {
 	var out []string
 	out = append(out, frame("Phase", phaseLines(&m.st, s, m.phaseTiming(), w-2), w, m.lay.phaseH, p.Border, p.Title)...)
 	out = append(out, frame("Plan", planLines(&m.st, s, w-2), w, m.lay.planH, p.Border, p.Title)...)
-	out = append(out, frame(fmt.Sprintf("Tools (%d)", len(s.Memory.ToolCalls)),
-		m.tools.lines(&m.st, s.Memory.ToolCalls, w-2, m.lay.toolsH-2, m.focus == focusTools), w, m.lay.toolsH, toolBorder, toolTitle)...)
+	out = append(out, frame(fmt.Sprintf("Tools (%d)", m.callsLeft+len(m.calls)),
+		m.tools.lines(&m.st, m.calls, w-2, m.lay.toolsH-2, m.focus == focusTools), w, m.lay.toolsH, toolBorder, toolTitle)...)
 	out = append(out, frame("Notes", noteLines(&m.st, s.Memory.Notes, w-2), w, m.lay.notesH, p.Border, p.Title)...)
 	return out
 }
@@ -118,8 +118,8 @@ func (m *Model) narrowLines(w, h int) []string {
 	case 1:
 		out = append(out, frame("Plan", planLines(&m.st, s, w-2), w, ph, m.st.Pane.Border, m.st.Pane.Title)...)
 	case 2:
-		out = append(out, frame(fmt.Sprintf("Tools (%d)", len(s.Memory.ToolCalls)),
-			m.tools.lines(&m.st, s.Memory.ToolCalls, w-2, ph-2, m.focus == focusTools), w, ph, m.st.Pane.BorderFocused, m.st.Pane.TitleFocused)...)
+		out = append(out, frame(fmt.Sprintf("Tools (%d)", m.callsLeft+len(m.calls)),
+			m.tools.lines(&m.st, m.calls, w-2, ph-2, m.focus == focusTools), w, ph, m.st.Pane.BorderFocused, m.st.Pane.TitleFocused)...)
 	case 3:
 		lines := append(phaseLines(&m.st, s, m.phaseTiming(), w-2), "")
 		lines = append(lines, noteLines(&m.st, s.Memory.Notes, w-2)...)

@@ -157,9 +157,10 @@ func (c *Controller) completeLocked(ns storage.NewSession) storage.NewSession {
 	return ns
 }
 
-// At returns the open session's state at version, with every message.
-func (c *Controller) At(version int) (state.State, error) {
-	id := c.Info().Session.ID
+// At returns session id's state at version, with every message. The
+// session is named rather than taken to be the open one: a read asked
+// for one session may run after another was opened.
+func (c *Controller) At(id string, version int) (state.State, error) {
 	if id == "" {
 		return state.New(""), nil // a draft holds nothing yet
 	}

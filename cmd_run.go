@@ -108,7 +108,13 @@ func runTask(ctx context.Context, c *cli, f runFlags, args []string) error {
 	}
 	out.finish(final)
 	if f.asJSON && (err == nil || out.ran(final)) {
-		if jerr := writeJSON(c, final); jerr != nil {
+		// show --json's format: every message, not only the recent part
+		// the session went on from.
+		whole, jerr := ctrl.At(final.SessionID, final.Version)
+		if jerr == nil {
+			jerr = writeJSON(c, whole)
+		}
+		if jerr != nil {
 			return jerr
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,6 +141,49 @@ func TestRunJSON(t *testing.T) {
 	}
 	if s.Phase != state.Done || s.FinalAnswer != "Hello." || s.Version != 2 {
 		t.Fatalf("state %+v", s)
+	}
+}
+
+// run --json on a long session prints what show --json does, every
+// message, although the session went on from its recent part only.
+func TestRunJSONOfALongSessionIsWhole(t *testing.T) {
+	e := newRunEnv(t)
+	ctx := context.Background()
+	st, err := boltstore.Open(e.db, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Create(ctx, storage.NewSession{Title: "long", Workspace: e.ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := storage.NewCursor(st, state.New(info.ID))
+	for i := range 300 {
+		for _, ev := range []state.Event{
+			{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: fmt.Sprintf("question %d", i)}}},
+			{Kind: state.Answered, Messages: []state.Message{{Role: state.RoleAssistant, Content: fmt.Sprintf("answer %d", i)}}},
+		} {
+			if _, err := cur.Commit(ctx, ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := cur.Commit(ctx, state.Event{Kind: state.Summarized, Text: "questions and answers", Through: 500}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	e.srv.Enqueue(llmserver.TextReply("Hello."))
+	r := e.run(t, "", "--session", info.ID, "--json", "one more")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var show, stderr bytes.Buffer
+	if code := run(ctx, []string{"show", "--db", e.db, "--json", info.ID}, strings.NewReader(""), &show, &stderr); code != exitOK {
+		t.Fatalf("show: %s", stderr.String())
+	}
+	if r.stdout != show.String() {
+		t.Fatalf("run --json printed %d bytes, show --json %d: not the whole state\n%.300s", len(r.stdout), show.Len(), r.stdout)
 	}
 }
 

@@ -42,6 +42,12 @@ func (s State) Since(pos int) []Message { return s.History[pos-s.HistoryFrom:] }
 // always holds what Apply checks an event against: the latest assistant
 // message and the tool results after it.
 //
+// The log is cut by count, not by id: every exchange before the latest
+// is complete, and each call it asked for has one entry, in the order of
+// the exchanges. Ids would not do, as some servers number calls per reply
+// and an id comes back every turn. So a window of a window is the window
+// of the whole, whichever way the state was loaded.
+//
 // The window shares s's messages, which are never changed once in a
 // history.
 func (s State) Window(from int) (State, error) {
@@ -57,19 +63,14 @@ func (s State) Window(from int) (State, error) {
 	out.History = s.History[from-s.HistoryFrom:]
 	out.HistoryFrom = from
 
-	asked := map[string]bool{}
-	for _, m := range out.History {
-		for _, c := range m.ToolCalls {
-			asked[c.ID] = true
-		}
+	left := 0 // the calls asked before from
+	for _, m := range s.History[:from-s.HistoryFrom] {
+		left += len(m.ToolCalls)
 	}
 	log := s.Memory.ToolCalls
-	keep := len(log)
-	for i := len(log) - 1; i >= 0 && asked[log[i].ID]; i-- {
-		keep = i
-	}
-	out.Memory.ToolCalls = cloneOrNil(log[keep:])
-	out.Memory.ToolCallsFrom = s.Memory.ToolCallsFrom + keep
+	left = min(left, len(log))
+	out.Memory.ToolCalls = cloneOrNil(log[left:])
+	out.Memory.ToolCallsFrom = s.Memory.ToolCallsFrom + left
 	return out.clip(), nil
 }
 

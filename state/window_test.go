@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"retrace/state"
 	"retrace/state/statetest"
@@ -200,4 +201,64 @@ func nilIfEmpty[T any](s []T) []T {
 		return nil
 	}
 	return s
+}
+
+// Servers that number calls per reply send call_0 every turn. A window
+// cuts the tool log by the calls asked before it all the same, so a
+// window of a window, gone on from, is the window of the whole: what a
+// store's snapshot-based load must give.
+func TestWindowOfAWindowWithReusedCallIDs(t *testing.T) {
+	var events []state.Event
+	for i := range 12 {
+		calls := []state.ToolRequest{{ID: "call_0", Name: "ls"}, {ID: "call_1", Name: "ls"}}
+		events = append(events,
+			state.Event{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: fmt.Sprintf("turn %d", i)}}},
+			state.Event{Kind: state.PlanSet, Plan: []state.Step{{Text: "look"}}, Messages: []state.Message{{Role: state.RoleAssistant, ToolCalls: calls}}})
+		for _, c := range calls {
+			events = append(events, state.Event{Kind: state.ToolFinished, Tool: &state.ToolCall{ID: c.ID, Result: fmt.Sprintf("%s of turn %d", c.ID, i)}})
+		}
+		events = append(events, state.Event{Kind: state.StepCompleted, Step: 0},
+			state.Event{Kind: state.Answered, Messages: []state.Message{{Role: state.RoleAssistant, Content: "done"}}})
+	}
+	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	for i := range events {
+		events[i].At = at.Add(time.Duration(i) * time.Second) // as every stored event has one
+	}
+	states := []state.State{state.New("w")}
+	for _, ev := range events {
+		next, err := state.Apply(states[len(states)-1], ev)
+		if err != nil {
+			t.Fatalf("%s: %v", ev.Kind, err)
+		}
+		states = append(states, next)
+	}
+	for k := 0; k < len(states); k += 3 {
+		for a := 0; a <= states[k].HistoryLen(); a += 2 {
+			w, err := states[k].Window(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := state.NewBuilder(w)
+			for _, ev := range events[k:] {
+				if err := b.Apply(ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, whole := b.State(), states[len(states)-1]
+			for from := got.HistoryFrom; from <= got.HistoryLen(); from += 5 {
+				g, err := got.Window(from)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := whole.Window(from)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(g, want) {
+					t.Fatalf("after %d events, from %d, then from %d: the tool log is %d calls from %d, the whole's window %d from %d",
+						k, a, from, len(g.Memory.ToolCalls), g.Memory.ToolCallsFrom, len(want.Memory.ToolCalls), want.Memory.ToolCallsFrom)
+				}
+			}
+		}
+	}
 }

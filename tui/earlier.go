@@ -29,14 +29,16 @@ type earlierKey struct {
 }
 
 // readEarlier reads the whole state at the head when the head leaves out
-// messages or calls that the whole read last does not give.
+// messages or calls that the whole read last does not give. One read runs
+// at a time: a head that moves on while it runs (a task's checkpoints)
+// is read for when it answers, if what it brings does not fit.
 func (m *Model) readEarlier() tea.Cmd {
 	h := m.head
 	key := earlierKey{h.SessionID, h.Version}
-	if !h.Windowed() || earlierFits(m.earlier, h) || m.earlierAsked == key {
+	if !h.Windowed() || earlierFits(m.earlier, h) || m.earlierReading || m.earlierAsked == key {
 		return nil
 	}
-	m.earlierAsked = key
+	m.earlierAsked, m.earlierReading = key, true
 	m.conv.SetEarlierUnread("being read")
 	d := m.d
 	return func() tea.Msg {
@@ -45,11 +47,13 @@ func (m *Model) readEarlier() tea.Cmd {
 	}
 }
 
-// handleEarlier takes the answer to the read asked last. An answer to
-// an older read (of a session left since, or a head moved on) is
-// dropped: the read asked after it brings what is shown now.
+// handleEarlier takes the answer to a read when it fits the head shown
+// now: the person may have moved to another session, or back, since it
+// was asked. An answer that does not fit is dropped, and Update's next
+// readEarlier asks for the head as it is now, if it moved on.
 func (m *Model) handleEarlier(msg earlierMsg) tea.Cmd {
-	if msg.key != m.earlierAsked {
+	m.earlierReading = false
+	if msg.key.session != m.head.SessionID {
 		return nil
 	}
 	if msg.err != nil {
@@ -57,6 +61,9 @@ func (m *Model) handleEarlier(msg earlierMsg) tea.Cmd {
 		// damaged file would fail each time.
 		m.notice = "could not read the earlier messages: " + msg.err.Error()
 		m.conv.SetEarlierUnread("could not be read")
+		return nil
+	}
+	if !earlierFits(msg.whole, m.head) {
 		return nil
 	}
 	m.earlier = msg.whole

@@ -188,8 +188,10 @@ func chatState(t *testing.T, id string, turns int, tag string) (whole, recent st
 }
 
 // A read of session A's earlier messages that answers after the person
-// moved to session B is dropped: B's pane keeps B's earlier messages. A
-// read that fails says so where the messages would be.
+// moved to session B is dropped, and B's read asked then; one read runs at
+// a time. B's answer, coming after the person went back to A, leaves A's
+// earlier messages as they are. A read that fails says so where the
+// messages would be.
 func TestEarlierReadOfALeftSessionIsDropped(t *testing.T) {
 	wholeA, recentA := chatState(t, "aaaaaaaaaaaaaaaa", 150, "A")
 	wholeB, recentB := chatState(t, "bbbbbbbbbbbbbbbb", 100, "B")
@@ -212,28 +214,67 @@ func TestEarlierReadOfALeftSessionIsDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := New(f, Options{Palette: p, Now: func() time.Time { return t0 }})
-	_, readA := m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
-	infoB := f.info
+	top := func() string {
+		m.conv.Scroll(100000)
+		return plain(m.View().Content)
+	}
+	infoA, infoB := f.info, f.info
 	infoB.ID, infoB.Head, infoB.Versions = wholeB.SessionID, wholeB.Version, wholeB.Version
-	_, readB := m.Update(SessionChangedMsg{Session: infoB, Head: recentB})
+	_, readA := m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if _, second := m.Update(SessionChangedMsg{Session: infoB, Head: recentB}); second != nil {
+		t.Fatal("B's read was asked while A's was under way")
+	}
+	_, readB := m.Update(readA()) // A's answer, late
+	if readB == nil {
+		t.Fatal("B's read was not asked once A's answered")
+	}
 	run(m, readB)
-	run(m, readA) // A's answer, late
-	m.conv.Scroll(100000)
-	if top := plain(m.View().Content); !strings.Contains(top, "B question 1\n") && !strings.Contains(top, "B question 1 ") {
-		t.Fatalf("after A's late answer, B's pane does not reach B's first message:\n%s", top)
+	if v := top(); !strings.Contains(v, "B question 1\n") && !strings.Contains(v, "B question 1 ") {
+		t.Fatalf("after A's late answer, B's pane does not reach B's first message:\n%s", v)
+	}
+
+	// Back to A, read again; on to B, and back to A before B's answer.
+	_, readA = m.Update(SessionChangedMsg{Session: infoA, Head: recentA})
+	run(m, readA)
+	_, readB = m.Update(SessionChangedMsg{Session: infoB, Head: recentB})
+	m.Update(SessionChangedMsg{Session: infoA, Head: recentA})
+	run(m, readB)
+	if v := top(); !strings.Contains(v, "A question 1\n") && !strings.Contains(v, "A question 1 ") {
+		t.Fatalf("B's late answer took A's earlier messages away:\n%s", v)
 	}
 
 	fail = true
-	next, err := state.Apply(recentB, state.Event{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: "B question 101"}}})
+	next, err := state.Apply(recentA, state.Event{Kind: state.UserMessage, Messages: []state.Message{{Role: state.RoleUser, Content: "A question 151"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	next.Version = recentB.Version + 1
-	m.earlier = state.State{} // as if B's earlier part no longer fitted
+	next.Version = recentA.Version + 1
+	m.earlier = state.State{} // as if A's earlier part no longer fitted
 	_, read := m.Update(StateMsg{State: next})
 	run(m, read)
-	m.conv.Scroll(100000)
-	if top := plain(m.View().Content); !strings.Contains(top, "earlier messages, could not be read") {
-		t.Fatalf("a failed read still says the messages are being read:\n%s", top)
+	if v := top(); !strings.Contains(v, "earlier messages, could not be read") {
+		t.Fatalf("a failed read still says the messages are being read:\n%s", v)
+	}
+}
+
+// An answer of the same session that does not fit the head shown now (a
+// read of another branch's version, the head moved since) leaves the
+// earlier messages that fit as they are.
+func TestEarlierThatNoLongerFitsIsDropped(t *testing.T) {
+	whole, recent := chatState(t, "aaaaaaaaaaaaaaaa", 150, "A")
+	other, _ := chatState(t, "aaaaaaaaaaaaaaaa", 150, "another branch's")
+	f := newFake()
+	f.info.ID, f.head = whole.SessionID, recent
+	f.whole = func(string, int) (state.State, error) { return whole, nil }
+	p, err := themes.Get("dark")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(f, Options{Palette: p, Now: func() time.Time { return t0 }})
+	_, read := m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	run(m, read)
+	m.Update(earlierMsg{key: earlierKey{whole.SessionID, whole.Version}, whole: other})
+	if len(m.conv.earlier) != recent.HistoryFrom || m.conv.earlier[0].Content != "A question 1" {
+		t.Fatalf("after another branch's answer the pane holds %d earlier messages", len(m.conv.earlier))
 	}
 }

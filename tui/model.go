@@ -83,8 +83,9 @@ type Model struct {
 	helpFrom   mode // the mode closing the help returns to
 	// earlier is the whole state the head's left-out messages are read
 	// from (earlier.go); earlierAsked, the last read asked for.
-	earlier      state.State
-	earlierAsked earlierKey
+	earlier        state.State
+	earlierAsked   earlierKey
+	earlierReading bool // a read is under way
 	// calls is the tool log the panes show (shownCalls): the shown
 	// state's, with the calls its window leaves out once they are read;
 	// callsLeft counts those still left out.

@@ -326,9 +326,10 @@ var (
 // bodyReader reads fields from a body. The first error sticks: every
 // read after it returns a zero value, and the caller checks err once.
 type bodyReader struct {
-	p    []byte
-	last byte // the tag read last; tags must ascend
-	err  error
+	p       []byte
+	last    byte   // the tag read last; tags must ascend
+	lastKey string // the key of a sorted list read last (ascending)
+	err     error
 }
 
 func (r *bodyReader) fail(err error) {

@@ -154,8 +154,9 @@ func DecodeSnapshot(p []byte) (State, error) {
 		case tagSnapNotes:
 			n := r.count()
 			s.Memory.Notes = make(map[string]string, n)
-			for range n {
+			for i := range n {
 				k, v := r.note()
+				r.ascending("note", i, k)
 				s.Memory.Notes[k] = v
 			}
 		case tagSnapToolCalls:
@@ -169,6 +170,7 @@ func DecodeSnapshot(p []byte) (State, error) {
 			s.Memory.AllowedTools = make([]string, r.count())
 			for i := range s.Memory.AllowedTools {
 				s.Memory.AllowedTools[i] = r.name()
+				r.ascending("allowed tool", i, s.Memory.AllowedTools[i])
 			}
 		case tagSnapIteration:
 			s.Iteration = r.int()
@@ -187,8 +189,9 @@ func DecodeSnapshot(p []byte) (State, error) {
 		case tagSnapFiles:
 			n := r.count()
 			s.Files = make(map[string]FileEntry, n)
-			for range n {
+			for i := range n {
 				path, e := r.entry()
+				r.ascending("file", i, path)
 				s.Files[path] = e
 			}
 		case tagSnapRestoring:
@@ -209,6 +212,16 @@ func DecodeSnapshot(p []byte) (State, error) {
 			s.HistoryFrom, s.SummaryThrough, s.HistoryLen(), s.Iteration, s.Memory.ToolCallsFrom)
 	}
 	return s, nil
+}
+
+// ascending fails unless key comes after the key before it (the i-th of
+// a list): AppendSnapshot writes notes, files and allowed tools sorted,
+// each once, and a decoded state must hold what it wrote.
+func (r *bodyReader) ascending(what string, i int, key string) {
+	if i > 0 && key <= r.lastKey {
+		r.fail(fmt.Errorf("%s %q repeated or out of order", what, key))
+	}
+	r.lastKey = key
 }
 
 func (r *bodyReader) note() (key, value string) {

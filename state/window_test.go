@@ -1,11 +1,13 @@
 package state_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -259,6 +261,85 @@ func TestWindowOfAWindowWithReusedCallIDs(t *testing.T) {
 						k, a, from, len(g.Memory.ToolCalls), g.Memory.ToolCallsFrom, len(want.Memory.ToolCalls), want.Memory.ToolCallsFrom)
 				}
 			}
+		}
+	}
+}
+
+// A damaged snapshot is an error, never a panic, and the state one
+// decodes to is written and read back as itself, its allowed tools
+// sorted and each once. Events go on from it without a panic too.
+//
+//	go test ./state -run '^$' -fuzz FuzzSnapshot -fuzztime 60s
+func FuzzSnapshot(f *testing.F) {
+	for seed := range uint64(4) {
+		rng := rand.New(rand.NewPCG(seed, 23))
+		_, states := script(rng, 120)
+		for _, k := range []int{0, 10, 60, 120} {
+			s := states[k]
+			f.Add(state.AppendSnapshot(nil, s))
+			if w, err := s.Window(s.HistoryLen()); err == nil {
+				f.Add(state.AppendSnapshot(nil, w))
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, p []byte) {
+		s, err := state.DecodeSnapshot(p)
+		if err != nil {
+			return
+		}
+		if again := snapshotRoundTrip(t, s); !reflect.DeepEqual(again, s) {
+			t.Fatalf("decoded %+v, written again and read back as %+v", s, again)
+		}
+		if tools := s.Memory.AllowedTools; !slices.IsSorted(tools) || len(slices.Compact(slices.Clone(tools))) != len(tools) {
+			t.Fatalf("decoded allowed tools %q: not sorted, or one twice", tools)
+		}
+		for _, ev := range goOnEvents {
+			_, _ = state.Apply(s, ev)
+		}
+	})
+}
+
+// goOnEvents are one event of each kind a stored session goes on with,
+// for FuzzSnapshot to apply to whatever state a snapshot decodes to.
+var goOnEvents = func() []state.Event {
+	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	call := &state.ToolCall{ID: "call_0", Name: "read_file", Arguments: `{"path":"a"}`, Result: "a"}
+	say := func(role, text string) []state.Message { return []state.Message{{Role: role, Content: text}} }
+	return []state.Event{
+		{Kind: state.UserMessage, At: at, Messages: say(state.RoleUser, "go on")},
+		{Kind: state.PlanSet, At: at, Plan: []state.Step{{Text: "look"}}},
+		{Kind: state.AssistantMessage, At: at, Messages: []state.Message{{Role: state.RoleAssistant, ToolCalls: []state.ToolRequest{{ID: "call_0", Name: "read_file"}}}}},
+		{Kind: state.ApprovalRequested, At: at, Tool: call},
+		{Kind: state.ApprovalGiven, At: at, Tool: call, Always: true},
+		{Kind: state.ToolStarted, At: at, Tool: call},
+		{Kind: state.ToolFinished, At: at, Tool: call},
+		{Kind: state.StepCompleted, At: at},
+		{Kind: state.Summarized, At: at, Text: "so far", Through: 1},
+		{Kind: state.Answered, At: at, Messages: say(state.RoleAssistant, "done")},
+		{Kind: state.Interrupted, At: at, Text: "cancelled"},
+		{Kind: state.Failed, At: at, Text: "gone"},
+		{Kind: state.Resumed, At: at},
+	}
+}()
+
+// A snapshot holds notes, files and allowed tools as a state does: sorted,
+// each once. One that repeats or reorders them is not one AppendSnapshot
+// wrote, and is refused rather than read as some other state.
+func TestSnapshotRefusesRepeatsAndDisorder(t *testing.T) {
+	s := state.New("x")
+	s.Memory.Notes = map[string]string{"k1": "one", "k2": "two"}
+	s.Memory.AllowedTools = []string{"run_command", "write_file"}
+	p := state.AppendSnapshot(nil, s)
+	if _, err := state.DecodeSnapshot(p); err != nil {
+		t.Fatal(err)
+	}
+	for name, bad := range map[string][]byte{
+		"a note twice":           bytes.Replace(p, []byte("k2"), []byte("k1"), 1),
+		"notes out of order":     bytes.Replace(p, []byte("k1"), []byte("k3"), 1),
+		"allowed tools unsorted": bytes.Replace(p, []byte("run_command"), []byte("zun_command"), 1),
+	} {
+		if _, err := state.DecodeSnapshot(bad); err == nil || !strings.Contains(err.Error(), "repeated or out of order") {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

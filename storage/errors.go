@@ -125,6 +125,10 @@ type CorruptError struct {
 	Version int // 0 with a Session: the session's own record
 	Blob    string
 	Reason  string
+	// Derived is set when the damage is in data made from the events (a
+	// snapshot): reads pass over it and writes go on; a recovered copy
+	// makes it again.
+	Derived bool
 }
 
 func (e *CorruptError) Error() string {

@@ -44,7 +44,7 @@ const (
 // noteDamage records damage an operation found: this Store writes no more,
 // and the mark tells every other process.
 func (s *Store) noteDamage(err error) {
-	if !errors.Is(err, storage.ErrCorrupt) {
+	if ce := (*storage.CorruptError)(nil); !errors.Is(err, storage.ErrCorrupt) || errors.As(err, &ce) && ce.Derived {
 		return
 	}
 	if s.damaged == nil {

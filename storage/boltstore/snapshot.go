@@ -24,14 +24,17 @@ import (
 // returns, not the session's length.
 //
 // Snapshots are derived data. Each is sealed (its own format byte and
-// CRC) and holds its version; one that fails either is passed over, as
-// if it were not there, and the events before it are read instead. The
-// events stay the truth: Head and At never read a snapshot, verify checks
-// every snapshot against a replay of the events, and gc drops those of
-// the versions it removes.
+// CRC) and names its session and version; one that fails any of these, or
+// that the events after it do not apply to, is passed over, as if it were
+// not there, and the events before it are read instead. The events stay
+// the truth: Head and At never read a snapshot, verify checks every
+// snapshot against a replay of the events, and gc drops those of the
+// versions it removes. A damaged snapshot costs a load time, never a
+// write: the check before a Store's first write passes over snapshots.
 //
 //	sessions/<id>/s/  bucket: version (uint64, big-endian) -> sealed snapshot
-//	                  [5:] uvarint version, then state.AppendSnapshot
+//	                  [5:] uvarint version, uvarint length and the session
+//	                  id, then state.AppendSnapshot
 const snapshotFormat = 3
 
 var snapshotsBucket = []byte("s")
@@ -90,15 +93,16 @@ func (s *Store) windowAt(b *bolt.Bucket, id string, v int, use func(version int)
 	var path []step
 	need := -1 // the window's start, once the state at v told it
 	cur := v
+	passed := map[int]bool{} // snapshots the events after them did not apply to
 	for {
-		base := state.New(id)
+		base, snapAt := state.New(id), 0
 		for cur > 0 {
 			snap, ok, err := s.snapshotAt(sb, id, cur)
 			if err != nil {
 				return state.State{}, err
 			}
-			if ok && use(cur) && (need < 0 || snap.HistoryFrom <= need) {
-				base = snap
+			if ok && use(cur) && !passed[cur] && (need < 0 || snap.HistoryFrom <= need) {
+				base, snapAt = snap, cur
 				break
 			}
 			raw, err := record(cur)
@@ -113,6 +117,12 @@ func (s *Store) windowAt(b *bolt.Bucket, id string, v int, use func(version int)
 			cur = h.parent
 		}
 		st, err := s.fold(base, path, id)
+		if err != nil && snapAt > 0 {
+			// Sealed and named right, yet not what the events go on
+			// from: the snapshot is wrong, not they. Read past it.
+			passed[snapAt] = true
+			continue
+		}
 		if err != nil {
 			return state.State{}, err
 		}
@@ -167,21 +177,24 @@ func (s *Store) snapshotAt(sb *bolt.Bucket, id string, v int) (state.State, bool
 	if raw == nil {
 		return state.State{}, false, nil
 	}
-	st, err := decodeSnapshot(raw, v)
+	st, err := decodeSnapshot(raw, id, v)
 	if err != nil {
 		return state.State{}, false, nil
 	}
-	st.SessionID = id
 	return st, true, nil
 }
 
-func encodeSnapshot(v int, st state.State) []byte {
+func encodeSnapshot(id string, v int, st state.State) []byte {
 	buf := binary.AppendUvarint(make([]byte, sealSize, 1024), uint64(v))
+	buf = binary.AppendUvarint(buf, uint64(len(id)))
+	buf = append(buf, id...)
 	return sealAs(state.AppendSnapshot(buf, st), snapshotFormat)
 }
 
-// decodeSnapshot checks a sealed snapshot, and that it is version v's.
-func decodeSnapshot(raw []byte, v int) (state.State, error) {
+// decodeSnapshot checks a sealed snapshot, and that it is session id's
+// at version v: a snapshot moved by damage to another key, or into
+// another session's bucket, must not be taken for the state there.
+func decodeSnapshot(raw []byte, id string, v int) (state.State, error) {
 	format, p, err := unsealAny(raw)
 	if err != nil {
 		return state.State{}, err
@@ -193,8 +206,13 @@ func decodeSnapshot(raw []byte, v int) (state.State, error) {
 	if k <= 0 || at != uint64(v) {
 		return state.State{}, fmt.Errorf("the snapshot kept at v%d is of v%d", v, at)
 	}
-	st, err := state.DecodeSnapshot(p[k:])
-	st.Version = v
+	p = p[k:]
+	n, k := binary.Uvarint(p)
+	if k <= 0 || n > uint64(len(p)-k) || string(p[k:k+int(n)]) != id {
+		return state.State{}, fmt.Errorf("the snapshot kept in session %s is of another session", id)
+	}
+	st, err := state.DecodeSnapshot(p[k+int(n):])
+	st.SessionID, st.Version = id, v
 	return st, err
 }
 
@@ -217,7 +235,7 @@ func (s *Store) keepSnapshot(b *bolt.Bucket, id string, v int) error {
 		return err
 	}
 	sb.FillPercent = 1.0
-	return sb.Put(versionKey(v), encodeSnapshot(v, st))
+	return sb.Put(versionKey(v), encodeSnapshot(id, v, st))
 }
 
 func anySnapshot(int) bool { return true }
@@ -239,10 +257,10 @@ func (s *Store) keepSnapshots(b *bolt.Bucket, id string, rec infoRecord) error {
 }
 
 // verifySnapshots checks every snapshot of a session: its seal, that it
-// is kept at a version the session holds, and, with events set, that it
-// is what the events make of that version (built from the snapshots
-// before it, checked first, so a session costs one pass over its events).
-func (s *Store) verifySnapshots(b *bolt.Bucket, id string, rec infoRecord, events bool) error {
+// is kept at a version the session holds, and that it is what the events
+// make of that version (built from the snapshots before it, checked
+// first, so a session costs one pass over its events).
+func (s *Store) verifySnapshots(b *bolt.Bucket, id string, rec infoRecord) error {
 	sb := b.Bucket(snapshotsBucket)
 	if sb == nil {
 		return nil
@@ -251,25 +269,22 @@ func (s *Store) verifySnapshots(b *bolt.Bucket, id string, rec infoRecord, event
 	for k, raw := c.First(); k != nil; k, raw = c.Next() {
 		v, ok := keyVersion(k)
 		if !ok || raw == nil {
-			return &storage.CorruptError{Path: s.path, Session: id, Reason: fmt.Sprintf("stray key %x among the snapshots", k)}
+			return &storage.CorruptError{Path: s.path, Session: id, Reason: fmt.Sprintf("stray key %x among the snapshots", k), Derived: true}
 		}
 		damaged := func(reason string) error {
-			return &storage.CorruptError{Path: s.path, Session: id, Version: v, Reason: "its snapshot " + reason}
+			return &storage.CorruptError{Path: s.path, Session: id, Version: v, Reason: "its snapshot " + reason, Derived: true}
 		}
 		if rec.missing(id, v) != nil {
 			return damaged("is of a version the session does not hold")
 		}
-		if _, err := decodeSnapshot(raw, v); err != nil {
+		if _, err := decodeSnapshot(raw, id, v); err != nil {
 			return damaged(err.Error())
-		}
-		if !events {
-			continue
 		}
 		want, err := s.windowAt(b, id, v, func(at int) bool { return at < v }, state.State.HistoryLen)
 		if err != nil {
 			return err
 		}
-		if !bytes.Equal(raw, encodeSnapshot(v, want)) {
+		if !bytes.Equal(raw, encodeSnapshot(id, v, want)) {
 			return damaged("is not what its events make of the version")
 		}
 	}

@@ -160,51 +160,61 @@ func TestGCRemovesTheSnapshotsOfRemovedVersions(t *testing.T) {
 	storetest.SameRecent(t, st, id, 900, 3)
 }
 
-// Verify reports a snapshot that is damaged, or sound but not what the
-// events make; Recent passes over a damaged one, reading the events it
-// was made from instead.
+// Verify reports a snapshot that is damaged, another session's, or sound
+// but not what the events make; Recent passes over a damaged one, reading
+// the events it was made from instead, and a damaged one holds back no
+// write.
 func TestVerifyFindsAWrongSnapshot(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
 		name string
-		edit func(raw []byte) []byte
+		edit func(id string, raw []byte) []byte
 		says string
-		// passedOver: Recent sees the damage and reads the events instead
-		passedOver bool
+		// right are the versions whose recent part Recent reads right,
+		// passing over the snapshot: all for one it can tell is damaged;
+		// past it for a sound one the next event does not apply to.
+		right []int
 	}{
-		{"a flipped byte", func(raw []byte) []byte {
+		{"a flipped byte", func(_ string, raw []byte) []byte {
 			raw = slices.Clone(raw)
 			raw[len(raw)-3] ^= 0x20
 			return raw
-		}, "checksum mismatch", true},
-		{"another version's", func([]byte) []byte {
-			return encodeSnapshot(2*snapshotEvery, state.New("x"))
-		}, "the snapshot kept at v256 is of v512", true},
-		{"a sound one of another state", func([]byte) []byte {
-			return encodeSnapshot(snapshotEvery, state.State{Phase: state.Planning, Summary: "not so"})
-		}, "is not what its events make of the version", false},
+		}, "checksum mismatch", []int{snapshotEvery, snapshotEvery + 1, 2*snapshotEvery - 1}},
+		{"another version's", func(string, []byte) []byte {
+			return encodeSnapshot("x", 2*snapshotEvery, state.New("x"))
+		}, "the snapshot kept at v256 is of v512", []int{snapshotEvery, snapshotEvery + 1, 2*snapshotEvery - 1}},
+		{"another session's", func(string, []byte) []byte {
+			return encodeSnapshot("another", snapshotEvery, state.New("another"))
+		}, "is of another session", []int{snapshotEvery, snapshotEvery + 1, 2*snapshotEvery - 1}},
+		{"a sound one of another state", func(id string, _ []byte) []byte {
+			return encodeSnapshot(id, snapshotEvery, state.State{Phase: state.Planning, Summary: "not so"})
+		}, "is not what its events make of the version", []int{snapshotEvery + 1, 2*snapshotEvery - 1}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path, id := chatFile(t, 600, 0, 0)
 			withBolt(t, path, func(tx *bolt.Tx) error {
 				sb := tx.Bucket(sessionsBucket).Bucket([]byte(id)).Bucket(snapshotsBucket)
-				return sb.Put(versionKey(snapshotEvery), c.edit(sb.Get(versionKey(snapshotEvery))))
+				return sb.Put(versionKey(snapshotEvery), c.edit(id, sb.Get(versionKey(snapshotEvery))))
 			})
 			err := Verify(ctx, path)
 			var ce *storage.CorruptError
 			if !errors.As(err, &ce) || ce.Session != id || ce.Version != snapshotEvery || !strings.Contains(err.Error(), c.says) {
 				t.Fatalf("verify: %v; want damage to v%d's snapshot saying %q", err, snapshotEvery, c.says)
 			}
-			if !c.passedOver {
-				return
-			}
 			st, err := Open(path, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			for _, v := range []int{snapshotEvery, snapshotEvery + 1, 2*snapshotEvery - 1} {
+			for _, v := range c.right {
 				storetest.SameRecent(t, st, id, v, 3)
+			}
+			head, err := st.Head(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := storage.NewCursor(st, head).Commit(ctx, chatTurn(head, 0)); err != nil {
+				t.Fatalf("a write after a damaged snapshot: %v", err)
 			}
 		})
 	}

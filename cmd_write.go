@@ -128,11 +128,11 @@ func recoverCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 				fmt.Fprintf(c.stdout, "  session %s could not be read at all (%s)\n", l.Session, l.Reason)
 			case len(l.Lost) > 0:
 				fmt.Fprintf(c.stdout, "  session %s lost %s (%s)\n", l.Session, versionList(l.Lost), l.Reason)
-				if l.Renumbered {
-					fmt.Fprintf(c.stdout, "    later versions were renumbered to stay 1..N; 'retrace log %s --db %s' shows them\n", session.Short(l.Session), args[0])
-				}
 			default:
 				fmt.Fprintf(c.stdout, "  session %s kept every version, but %s\n", l.Session, l.Reason)
+			}
+			if l.Renumbered {
+				fmt.Fprintf(c.stdout, "    its versions were renumbered to stay 1..N; 'retrace log %s --db %s' shows them\n", session.Short(l.Session), args[0])
 			}
 		}
 		fmt.Fprintf(c.stdout, "%s was not changed; use the copy with --db %s, or move it into place once you have looked\n", src, args[0])

@@ -28,9 +28,9 @@ type Loss struct {
 	Session string
 	Lost    []int // version numbers, as they were, that could not be kept
 	Reason  string
-	// Renumbered is true when versions after a lost one moved down, so
-	// that versions stay 1..N: the report says so, as their numbers
-	// changed.
+	// Renumbered is true when kept versions moved down, so that they
+	// stay 1..N after a loss (closing the gaps gc left too): the report
+	// says so, as their numbers changed.
 	Renumbered bool
 	Whole      bool // nothing of the session could be kept
 	// Blobs are the file contents the session's kept versions refer to
@@ -53,8 +53,11 @@ type BlobLoss struct {
 // A version is kept when its record passes its checksum and decodes, and
 // its parent was kept: a state is the replay of its whole path, so a
 // version whose ancestor is lost cannot be shown truthfully and is lost
-// with it. Kept versions are numbered 1..N again in their old order.
-// A session whose head was lost continues from its newest kept version.
+// with it. A session that lost nothing keeps its version numbers, and the
+// gaps gc left; in one that lost versions, the kept ones are numbered
+// 1..N again in their old order. A session whose head was lost continues
+// from its newest kept version. Snapshots are not copied: the new file
+// makes its own from the kept events.
 //
 // The file contents kept versions refer to are copied, each once, after
 // it is read back against its digest. One that cannot be read is no
@@ -102,8 +105,14 @@ func Recover(ctx context.Context, src, dst string) (Recovered, error) {
 type salvaged struct {
 	id      string
 	info    infoRecord
-	records [][]byte // re-encoded, numbered 1..len
+	records []keptRecord // re-encoded, ascending
 	loss    Loss
+}
+
+// keptRecord is one version Recover keeps, under its new number.
+type keptRecord struct {
+	version int
+	record  []byte
 }
 
 // blobSalvage reads the damaged file's contents for Recover, each once
@@ -185,8 +194,13 @@ func salvage(b *bolt.Bucket, id string, contents *blobSalvage) salvaged {
 		s.loss.Whole, s.loss.Reason = true, "its versions are missing"
 		return s
 	}
-	renumber := map[int]int{0: 0}       // old version -> new
-	phases := []state.Phase{state.Idle} // by new version
+	type checkpoint struct {
+		version, parent int
+		phase           state.Phase
+		ev              state.Event
+	}
+	var kept []checkpoint
+	isKept := map[int]bool{0: true}
 	c := vb.Cursor()
 	for k, raw := c.First(); k != nil; k, raw = c.Next() {
 		v, ok := keyVersion(k)
@@ -199,16 +213,12 @@ func salvage(b *bolt.Bucket, id string, contents *blobSalvage) salvaged {
 		if err == nil && h.parent >= v {
 			err = fmt.Errorf("its parent v%d is not older than it", h.parent)
 		}
-		newParent, parentKept := renumber[h.parent]
-		if err == nil && !parentKept {
+		if err == nil && !isKept[h.parent] {
 			err = fmt.Errorf("its parent v%d was lost", h.parent)
 		}
-		var rec []byte
 		if err == nil {
-			var lost []BlobLoss
-			ev, lost = contents.rewrite(ev)
-			s.loss.addBlobs(lost)
-			rec, err = encodeCheckpoint(newParent, h.phase, ev)
+			// It must encode again under any number: find out now.
+			_, err = encodeCheckpoint(h.parent, h.phase, ev)
 		}
 		if err != nil {
 			s.loss.Lost = append(s.loss.Lost, v)
@@ -217,18 +227,44 @@ func salvage(b *bolt.Bucket, id string, contents *blobSalvage) salvaged {
 			}
 			continue
 		}
-		s.records = append(s.records, rec)
-		renumber[v] = len(s.records)
-		phases = append(phases, h.phase)
-		if len(s.loss.Lost) > 0 {
-			s.loss.Renumbered = true
+		var lost []BlobLoss
+		ev, lost = contents.rewrite(ev)
+		s.loss.addBlobs(lost)
+		kept = append(kept, checkpoint{v, h.parent, h.phase, ev})
+		isKept[v] = true
+	}
+
+	// Numbers stay as they were unless a version was lost (or the record
+	// that lists gc's gaps was): then the gaps close, and the report says
+	// the numbers moved.
+	renumber := map[int]int{0: 0} // old version -> new
+	phases := map[int]state.Phase{0: state.Idle}
+	keepNumbers := len(s.loss.Lost) == 0 && infoErr == nil
+	if !keepNumbers {
+		s.info.Removed = nil
+	}
+	for i, k := range kept {
+		v := k.version
+		if !keepNumbers {
+			v = i + 1
 		}
+		renumber[k.version], phases[v] = v, k.phase
+		s.loss.Renumbered = s.loss.Renumbered || v != k.version
+		rec, _ := encodeCheckpoint(renumber[k.parent], k.phase, k.ev) // encoded above
+		s.records = append(s.records, keptRecord{v, rec})
+	}
+	last := 0
+	if len(s.records) > 0 {
+		last = s.records[len(s.records)-1].version
 	}
 	head, ok := renumber[info.Head]
 	if !ok || infoErr != nil { // the head was lost, or never known
-		head = len(s.records)
+		head = last
 	}
-	s.info.Head, s.info.Versions, s.info.Phase = head, len(s.records), phases[head]
+	s.info.Head, s.info.Phase = head, phases[head]
+	if !keepNumbers {
+		s.info.Versions = last
+	}
 	return s
 }
 
@@ -263,7 +299,7 @@ func write(ctx context.Context, dst string, sessions []salvaged, blobs map[strin
 		}
 		r.Blobs = len(blobs)
 		for _, s := range sessions {
-			if len(s.loss.Lost) > 0 || s.loss.Whole || s.loss.Reason != "" || len(s.loss.Blobs) > 0 {
+			if len(s.loss.Lost) > 0 || s.loss.Whole || s.loss.Reason != "" || len(s.loss.Blobs) > 0 || s.loss.Renumbered {
 				r.Lost = append(r.Lost, s.loss)
 			}
 			if s.loss.Whole {
@@ -278,10 +314,13 @@ func write(ctx context.Context, dst string, sessions []salvaged, blobs map[strin
 				return err
 			}
 			vb.FillPercent = 1.0
-			for i, rec := range s.records {
-				if err := vb.Put(versionKey(i+1), rec); err != nil {
+			for _, k := range s.records {
+				if err := vb.Put(versionKey(k.version), k.record); err != nil {
 					return err
 				}
+			}
+			if err := to.keepSnapshots(b, s.id, s.info); err != nil {
+				return err
 			}
 			if err := putInfo(b, s.info); err != nil {
 				return err

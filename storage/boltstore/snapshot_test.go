@@ -265,3 +265,67 @@ func snapshotValues(t *testing.T, path, id string) map[int][]byte {
 	})
 	return out
 }
+
+// Recover copies a session gc pruned: with nothing lost, its version
+// numbers and gc's gaps stay, and the copy makes the snapshots appending
+// made; with a version lost to damage, the numbers close up, gaps and
+// all, and the report says they moved.
+func TestRecoverAfterGC(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name    string
+		damaged int // the version whose record is damaged, or 0
+	}{{"nothing lost", 0}, {"a version lost", 700}} {
+		t.Run(c.name, func(t *testing.T) {
+			path, id := chatFile(t, 600, 100, 300) // v101..v600 abandoned for v601..v900
+			st, err := Open(path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.GC(ctx, GCOptions{Branches: true}); err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			if c.damaged > 0 {
+				withBolt(t, path, func(tx *bolt.Tx) error {
+					vb := tx.Bucket(sessionsBucket).Bucket([]byte(id)).Bucket(versionsBucket)
+					raw := slices.Clone(vb.Get(versionKey(c.damaged)))
+					raw[len(raw)-2] ^= 0x10
+					return vb.Put(versionKey(c.damaged), raw)
+				})
+			}
+			dst := filepath.Join(t.TempDir(), "recovered.db")
+			r, err := Recover(ctx, path, dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, err := Open(dst, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rec.Close()
+			info, err := rec.Session(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.damaged == 0 {
+				if len(r.Lost) != 0 || info.Head != 900 || info.Versions != 900 {
+					t.Fatalf("lost %+v; head v%d of %d, want v900 of 900", r.Lost, info.Head, info.Versions)
+				}
+				if _, err := rec.At(ctx, id, 300); !errors.Is(err, storage.ErrVersionNotFound) {
+					t.Fatalf("v300, removed by gc: %v", err)
+				}
+				if got, want := snapshotValues(t, dst, id), snapshotValues(t, path, id); !maps.EqualFunc(got, want, bytes.Equal) {
+					t.Fatalf("recovered snapshots at %v, the original's at %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
+				}
+				storetest.SameRecent(t, rec, id, 900, 3)
+				return
+			}
+			// v1..v100 and v601..v699 are kept: 199 versions, renumbered.
+			if len(r.Lost) != 1 || !r.Lost[0].Renumbered || info.Versions != 199 || info.Head != 199 {
+				t.Fatalf("lost %+v; head v%d of %d, want v199 of 199", r.Lost, info.Head, info.Versions)
+			}
+			storetest.SameRecent(t, rec, id, 199, 3)
+		})
+	}
+}

@@ -200,16 +200,16 @@ func decodeSnapshot(raw []byte, id string, v int) (state.State, error) {
 		return state.State{}, err
 	}
 	if format != snapshotFormat {
-		return state.State{}, fmt.Errorf("a snapshot in record format %d", format)
+		return state.State{}, fmt.Errorf("is in record format %d", format)
 	}
 	at, k := binary.Uvarint(p)
 	if k <= 0 || at != uint64(v) {
-		return state.State{}, fmt.Errorf("the snapshot kept at v%d is of v%d", v, at)
+		return state.State{}, fmt.Errorf("is kept at v%d but is of v%d", v, at)
 	}
 	p = p[k:]
 	n, k := binary.Uvarint(p)
 	if k <= 0 || n > uint64(len(p)-k) || string(p[k:k+int(n)]) != id {
-		return state.State{}, fmt.Errorf("the snapshot kept in session %s is of another session", id)
+		return state.State{}, errors.New("is of another session")
 	}
 	st, err := state.DecodeSnapshot(p[k+int(n):])
 	st.SessionID, st.Version = id, v

@@ -182,10 +182,10 @@ func TestVerifyFindsAWrongSnapshot(t *testing.T) {
 		}, "checksum mismatch", []int{snapshotEvery, snapshotEvery + 1, 2*snapshotEvery - 1}},
 		{"another version's", func(string, []byte) []byte {
 			return encodeSnapshot("x", 2*snapshotEvery, state.New("x"))
-		}, "the snapshot kept at v256 is of v512", []int{snapshotEvery, snapshotEvery + 1, 2*snapshotEvery - 1}},
+		}, "its snapshot is kept at v256 but is of v512", []int{snapshotEvery, snapshotEvery + 1, 2*snapshotEvery - 1}},
 		{"another session's", func(string, []byte) []byte {
 			return encodeSnapshot("another", snapshotEvery, state.New("another"))
-		}, "is of another session", []int{snapshotEvery, snapshotEvery + 1, 2*snapshotEvery - 1}},
+		}, "its snapshot is of another session", []int{snapshotEvery, snapshotEvery + 1, 2*snapshotEvery - 1}},
 		{"a sound one of another state", func(id string, _ []byte) []byte {
 			return encodeSnapshot(id, snapshotEvery, state.State{Phase: state.Planning, Summary: "not so"})
 		}, "is not what its events make of the version", []int{snapshotEvery + 1, 2*snapshotEvery - 1}},

@@ -121,7 +121,7 @@ func TestWindowKeepsTheLatestExchange(t *testing.T) {
 
 func TestDecodeSnapshotRefusesDamage(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 23))
-	_, states := script(rng, 200)
+	_, states := script(rng, 80) // every prefix is decoded: the cost is the body's length squared
 	body := state.AppendSnapshot(nil, states[len(states)-1])
 	for i := range body {
 		if _, err := state.DecodeSnapshot(body[:i]); err == nil && i > 0 && !prefixIsWhole(body, i) {
@@ -341,5 +341,29 @@ func TestSnapshotRefusesRepeatsAndDisorder(t *testing.T) {
 		if _, err := state.DecodeSnapshot(bad); err == nil || !strings.Contains(err.Error(), "repeated or out of order") {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// A snapshot keeps the endpoint a session talks to, and refuses a phase
+// no state can be in.
+func TestSnapshotKeepsTheEndpointAndRefusesUnknownPhases(t *testing.T) {
+	s := state.New("x")
+	s.Phase = state.Error
+	s.Endpoint = state.Endpoint{Model: "m", BaseURL: "http://localhost:11434/v1", KeyEnv: "OLLAMA_KEY"}
+	if got := snapshotRoundTrip(t, s); got.Endpoint != s.Endpoint || got.Phase != state.Error {
+		t.Fatalf("read back as %+v in phase %s", got.Endpoint, got.Phase)
+	}
+	for _, ph := range []state.Phase{state.Phase(len(state.Phases)), 255} {
+		s.Phase = ph
+		if _, err := state.DecodeSnapshot(state.AppendSnapshot(nil, s)); err == nil || !strings.Contains(err.Error(), "out of range") {
+			t.Errorf("phase %d: %v", int(ph), err)
+		}
+	}
+	// The first phase, idle, is 0: the phase's tag (1) with 0 is idle.
+	if got, err := state.DecodeSnapshot([]byte{1, 0}); err != nil || got.Phase != state.Idle {
+		t.Errorf("phase 0: %s, %v", got.Phase, err)
+	}
+	if p := state.New("x").SystemPrompt(); p != "" {
+		t.Errorf("an empty session's system prompt is %q", p)
 	}
 }

@@ -1,0 +1,155 @@
+package state_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"retrace/state"
+)
+
+var memoryT0 = time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+
+func memory(id, project, text string) state.Memory {
+	return state.Memory{ID: id, Project: project, Text: text, CreatedAt: memoryT0, UpdatedAt: memoryT0}
+}
+
+// memoryLog numbers events 1..n and gives each a time.
+func memoryLog(evs ...state.MemoryEvent) []state.MemoryEvent {
+	for i := range evs {
+		evs[i].Version, evs[i].At = i+1, memoryT0.Add(time.Duration(i)*time.Minute)
+	}
+	return evs
+}
+
+func TestMemoryLogFolds(t *testing.T) {
+	edited := memory("m2", "/src/app", "tabs, not spaces")
+	edited.UpdatedAt = memoryT0.Add(time.Hour)
+	log := memoryLog(
+		state.MemoryEvent{Kind: state.MemoryAdded, Memory: memory("m1", "", "the person is called Ada")},
+		state.MemoryEvent{Kind: state.MemoryAdded, Memory: memory("m2", "/src/app", "spaces, not tabs")},
+		state.MemoryEvent{Kind: state.MemoryAdded, Memory: memory("m3", "/src/other", "uses make")},
+		state.MemoryEvent{Kind: state.MemoryEdited, Memory: edited},
+		state.MemoryEvent{Kind: state.MemoryRemoved, Memory: state.Memory{ID: "m1"}},
+		state.MemoryEvent{Kind: state.MemoryRestored, To: 2},
+	)
+	m, err := state.FoldMemories(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := func(ms []state.Memory) string {
+		var out []string
+		for _, x := range ms {
+			out = append(out, x.ID+":"+x.Text)
+		}
+		return strings.Join(out, ", ")
+	}
+	for v, want := range []string{
+		"",
+		"m1:the person is called Ada",
+		"m1:the person is called Ada, m2:spaces, not tabs",
+		"m1:the person is called Ada, m2:spaces, not tabs, m3:uses make",
+		"m1:the person is called Ada, m2:tabs, not spaces, m3:uses make",
+		"m2:tabs, not spaces, m3:uses make",
+		"m1:the person is called Ada, m2:spaces, not tabs", // v2's, back
+	} {
+		got, ok := m.At(v)
+		if !ok || texts(got) != want {
+			t.Errorf("v%d holds %q, want %q", v, texts(got), want)
+		}
+	}
+	if _, ok := m.At(7); ok {
+		t.Error("v7 of a log of 6")
+	}
+	if got := texts(m.For("/src/app")); got != "m1:the person is called Ada, m2:spaces, not tabs" {
+		t.Errorf("for /src/app: %s", got)
+	}
+	if got := texts(m.For("/src/elsewhere")); got != "m1:the person is called Ada" {
+		t.Errorf("for a project of none of its own: %s", got)
+	}
+	if x, err := m.Find("m2"); err != nil || x.Text != "spaces, not tabs" {
+		t.Errorf("find m2: %+v, %v", x, err)
+	}
+	if _, err := m.Find("m"); err == nil || !strings.Contains(err.Error(), "ambiguous") {
+		t.Errorf("find m: %v", err)
+	}
+	if _, err := m.Find("zz"); err == nil {
+		t.Error("found zz")
+	}
+}
+
+// Every event that cannot follow the log is refused, saying why, and
+// leaves the memories as they were.
+func TestMemoryLogRefuses(t *testing.T) {
+	base, err := state.FoldMemories(memoryLog(state.MemoryEvent{Kind: state.MemoryAdded, Memory: memory("m1", "", "a fact")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := memoryT0.Add(time.Hour)
+	backwards := memory("m9", "", "x")
+	backwards.UpdatedAt = memoryT0.Add(-time.Second)
+	for _, c := range []struct {
+		ev   state.MemoryEvent
+		says string
+	}{
+		{state.MemoryEvent{Version: 3, Kind: state.MemoryAdded, At: at, Memory: memory("m2", "", "x")}, "follows v1"},
+		{state.MemoryEvent{Version: 2, Kind: state.MemoryAdded, Memory: memory("m2", "", "x")}, "no time"},
+		{state.MemoryEvent{Version: 2, Kind: state.MemoryAdded, At: at, Memory: memory("m1", "", "again")}, "there already"},
+		{state.MemoryEvent{Version: 2, Kind: state.MemoryAdded, At: at, Memory: memory("", "", "x")}, "no id"},
+		{state.MemoryEvent{Version: 2, Kind: state.MemoryAdded, At: at, Memory: memory("m2", "", " \n")}, "empty"},
+		{state.MemoryEvent{Version: 2, Kind: state.MemoryAdded, At: at, Memory: memory("m2", "", strings.Repeat("x", state.MaxMemory+1))}, "AGENTS.md"},
+		{state.MemoryEvent{Version: 2, Kind: state.MemoryAdded, At: at, Memory: backwards}, "times are out of order"},
+		{state.MemoryEvent{Version: 2, Kind: state.MemoryEdited, At: at, Memory: memory("m2", "", "x")}, "no memory m2"},
+		{state.MemoryEvent{Version: 2, Kind: state.MemoryRemoved, At: at, Memory: state.Memory{ID: "m2"}}, "no memory m2"},
+		{state.MemoryEvent{Version: 2, Kind: state.MemoryRestored, At: at, To: 2}, "can restore v0 to v1"},
+		{state.MemoryEvent{Version: 2, Kind: state.MemoryRestored, At: at, To: -1}, "can restore v0 to v1"},
+		{state.MemoryEvent{Version: 2, Kind: "forgotten", At: at}, "unknown kind"},
+	} {
+		got, err := base.Apply(c.ev)
+		var me *state.MemoryError
+		if !errors.As(err, &me) || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s v%d: %v; want it to say %q", c.ev.Kind, c.ev.Version, err, c.says)
+		}
+		if got.Version != 1 || len(got.List) != 1 {
+			t.Errorf("%s: the refusal changed the memories to %+v", c.ev.Kind, got)
+		}
+	}
+	// The longest memory kept, and a restore of nothing.
+	long := memory("m2", "", strings.Repeat("x", state.MaxMemory))
+	if _, err := base.Apply(state.MemoryEvent{Version: 2, Kind: state.MemoryAdded, At: at, Memory: long}); err != nil {
+		t.Error(err)
+	}
+	none, err := base.Apply(state.MemoryEvent{Version: 2, Kind: state.MemoryRestored, At: at, To: 0})
+	if err != nil || len(none.List) != 0 {
+		t.Errorf("restoring v0: %+v, %v", none.List, err)
+	}
+}
+
+// Memories are values: applying an event to one leaves it, and every
+// version folded before, as it was.
+func TestMemoriesAreValues(t *testing.T) {
+	m, err := state.FoldMemories(memoryLog(
+		state.MemoryEvent{Kind: state.MemoryAdded, Memory: memory("m1", "", "one")},
+		state.MemoryEvent{Kind: state.MemoryAdded, Memory: memory("m2", "", "two")},
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := memoryT0.Add(time.Hour)
+	edit := memory("m1", "", "uno")
+	left, err := m.Apply(state.MemoryEvent{Version: 3, Kind: state.MemoryEdited, At: at, Memory: edit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	right, err := m.Apply(state.MemoryEvent{Version: 3, Kind: state.MemoryAdded, At: at, Memory: memory("m3", "", "three")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.List[0].Text != "one" || len(m.List) != 2 || left.List[0].Text != "uno" || len(left.List) != 2 || len(right.List) != 3 || right.List[0].Text != "one" {
+		t.Fatalf("shared memory: base %+v, left %+v, right %+v", m.List, left.List, right.List)
+	}
+	if v1, _ := right.At(1); len(v1) != 1 || v1[0].Text != "one" {
+		t.Fatalf("v1 is now %+v", v1)
+	}
+}

@@ -58,7 +58,8 @@ func verifyServer(ctx context.Context, c *cli, url string) error {
 
 // printSound says what a check that passed read, and how long it took.
 func printSound(c *cli, where string, rep storage.CheckReport, start time.Time) {
-	fmt.Fprintf(c.stdout, "%s is sound: %s, %s and %s in %s, checked in %s\n", where,
+	fmt.Fprintf(c.stdout, "%s is sound: %s, %s, %s and %s in %s, checked in %s\n", where,
 		transcript.Count(rep.Sessions, "session"), transcript.Count(rep.Checkpoints, "version"),
-		transcript.Count(rep.Contents, "file content"), transcript.ApproxSize(rep.Bytes), time.Since(start).Round(time.Millisecond))
+		transcript.Count(rep.Contents, "file content"), transcript.Count(rep.Memories, "memory log entry"),
+		transcript.ApproxSize(rep.Bytes), time.Since(start).Round(time.Millisecond))
 }

@@ -23,7 +23,7 @@ func TestVerifyCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := retrace(t, "verify", "--db", db).ok(t).stdout
-	if want := db + " is sound: 4 sessions, 24 versions and 0 file contents in "; !strings.HasPrefix(out, want) {
+	if want := db + " is sound: 4 sessions, 24 versions, 0 file contents and 0 memory log entries in "; !strings.HasPrefix(out, want) {
 		t.Fatalf("verify says %q; want it to start %q", out, want)
 	}
 

@@ -76,6 +76,7 @@ type CheckReport struct {
 	Sessions    int   // sessions
 	Checkpoints int   // versions, over every session
 	Contents    int   // file contents
+	Memories    int   // entries of the memory log
 	Bytes       int64 // what the store takes: the file, or a database's tables
 }
 

@@ -94,6 +94,8 @@ type Store interface {
 	Release(id string) error
 	// Close releases every claim and the store's resources.
 	Close() error
+
+	MemoryLog
 }
 
 // KeepRecent is how many of a session's latest messages its state holds

@@ -46,6 +46,8 @@ func TestMissingBuckets(t *testing.T) {
 			storage.ErrCorrupt, `bucket "sessions" is missing`, false},
 		{"blobs", func(tx *bolt.Tx, _ string) error { return tx.DeleteBucket([]byte("blobs")) },
 			storage.ErrCorrupt, `bucket "blobs" is missing`, false},
+		{"memory", func(tx *bolt.Tx, _ string) error { return tx.DeleteBucket([]byte("memory")) },
+			storage.ErrCorrupt, `bucket "memory" is missing`, false},
 		{"a session's versions", func(tx *bolt.Tx, id string) error {
 			return tx.Bucket([]byte("sessions")).Bucket([]byte(id)).DeleteBucket([]byte("v"))
 		}, storage.ErrCorrupt, "its versions are missing", true},
@@ -127,7 +129,7 @@ func TestLayoutCheckedByEveryOperation(t *testing.T) {
 			return tx.Bucket([]byte("retrace")).Put([]byte("schema"), []byte{0, 0, 0, 1})
 		}, storage.ErrCorrupt, fmt.Sprintf("the file's schema went back to 1 since it was read as %d", boltstore.SchemaVersion)},
 		{"every bucket removed", func(tx *bolt.Tx) error {
-			for _, name := range []string{"retrace", "sessions", "blobs"} {
+			for _, name := range []string{"retrace", "sessions", "blobs", "memory"} {
 				if err := tx.DeleteBucket([]byte(name)); err != nil {
 					return err
 				}

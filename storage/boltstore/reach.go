@@ -27,6 +27,7 @@ import (
 //     own pages (not their versions);
 //   - a file content: the way down the contents bucket to its key (guardBlob,
 //     called before bbolt looks it up);
+//   - the memory log: every page of it (it is read whole);
 //   - anything else (gc, compact, import, recovery, a migration): the whole
 //     file, as before.
 //
@@ -43,6 +44,7 @@ type scope struct {
 	siblings bool   // the sessions bucket's own pages (a delete may merge them)
 	list     bool   // every session's own pages, for lists
 	prefix   []byte // only the sessions whose ids start so
+	memory   bool   // the memory log, every page, and no session
 }
 
 var (
@@ -135,6 +137,12 @@ func (r *reach) walk(s *Store, sc scope, m meta) error {
 	}
 	if b, ok := top[string(blobsBucket)]; ok {
 		r.blobs = &b
+	}
+	if sc.memory {
+		if b, ok := top[string(memoryBucket)]; ok {
+			return w.bucket(b, 1, w.deep)
+		}
+		return nil // checkLayout says it is missing
 	}
 	sessions, ok := top[string(sessionsBucket)]
 	if !ok {

@@ -12,7 +12,7 @@ import (
 	"retrace/storage"
 )
 
-// The layout, schema 5:
+// The layout, schema 6:
 //
 //	retrace/                 bucket: about the file
 //	    schema               uint32, big-endian
@@ -23,6 +23,8 @@ import (
 //	        s/               bucket: version -> sealed snapshot (snapshot.go), derived
 //	blobs/                   bucket: file contents, shared by every session
 //	    <sha256, 32 bytes>   sealed, compressed content (see blob.go)
+//	memory/                  bucket: the memory log (memory.go)
+//	    <version>            uint64, big-endian -> sealed JSON of the event
 //
 // Schema 1 is schema 2 without the blobs bucket: files written before
 // checkpoints carried workspace files. Schema 2 is schema 3 without gaps:
@@ -30,7 +32,8 @@ import (
 // schema-2 build checks, so a file gc may have pruned must not look like
 // one to it (it would call the gaps damage). Schema 3 is schema 4 with
 // every checkpoint in record format 1, its event as JSON. Schema 4 is
-// schema 5 without snapshots.
+// schema 5 without snapshots, and schema 5 is schema 6 without the memory
+// log.
 var (
 	metaBucket     = []byte("retrace")
 	schemaKey      = []byte("schema")
@@ -38,6 +41,7 @@ var (
 	infoKey        = []byte("info")
 	versionsBucket = []byte("v")
 	blobsBucket    = []byte("blobs")
+	memoryBucket   = []byte("memory")
 )
 
 // schemaVersion is the layout this build writes. A build reads files of
@@ -45,7 +49,7 @@ var (
 // an older build cannot know what a newer schema's records mean, and
 // writing beside them would lose what it does not know, such as the
 // contents a checkpoint refers to.
-const schemaVersion = 5
+const schemaVersion = 6
 
 // migrations[n] upgrades a file from schema n to n+1, inside the one
 // transaction that also records the new schema version. Schema 0 is a
@@ -79,6 +83,13 @@ var migrations = []func(tx *bolt.Tx) error{
 	// number keeps older builds out, whose gc would leave the snapshots
 	// of the versions it removes behind.
 	4: func(*bolt.Tx) error { return nil },
+	// Schema 6 keeps what the agent remembers of the person, in a log
+	// beside the sessions. An older build would not check it, copy it
+	// when it recovers a file, or know it from damage.
+	5: func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(memoryBucket)
+		return err
+	},
 }
 
 // readSchema returns the file's schema version.
@@ -89,7 +100,7 @@ func readSchema(tx *bolt.Tx, path string) (int, error) {
 		ours := false
 		_ = tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
 			names = append(names, fmt.Sprintf("%q", name))
-			ours = ours || bytes.Equal(name, sessionsBucket) || bytes.Equal(name, blobsBucket)
+			ours = ours || bytes.Equal(name, sessionsBucket) || bytes.Equal(name, blobsBucket) || bytes.Equal(name, memoryBucket)
 			return nil
 		})
 		if len(names) == 0 {
@@ -140,7 +151,10 @@ func (s *Store) checkLayout(tx *bolt.Tx) error {
 	if _, err := s.sessionsOf(tx); err != nil {
 		return err
 	}
-	_, err = s.blobsOf(tx)
+	if _, err := s.blobsOf(tx); err != nil {
+		return err
+	}
+	_, err = s.memoryOf(tx)
 	return err
 }
 
@@ -161,6 +175,15 @@ func (s *Store) blobsOf(tx *bolt.Tx) (*bolt.Bucket, error) {
 		return b, nil
 	}
 	return nil, &storage.CorruptError{Path: s.path, Reason: fmt.Sprintf("bucket %q is missing", blobsBucket)}
+}
+
+// memoryOf returns the memory log's bucket, or the damage its absence is,
+// as sessionsOf does.
+func (s *Store) memoryOf(tx *bolt.Tx) (*bolt.Bucket, error) {
+	if b := tx.Bucket(memoryBucket); b != nil {
+		return b, nil
+	}
+	return nil, &storage.CorruptError{Path: s.path, Reason: fmt.Sprintf("bucket %q is missing", memoryBucket)}
 }
 
 // migrate brings tx's file from schema `from` to schemaVersion.

@@ -58,6 +58,8 @@ type corpusGolden struct {
 	States   map[string]map[int]string  `json:"states"` // SHA-256 of every version's state as JSON
 	// Blobs are the file contents the sessions refer to: digest -> length.
 	Blobs map[string]int `json:"blobs,omitempty"`
+	// Memories is the memory log (schema 6 on).
+	Memories []state.MemoryEvent `json:"memories,omitempty"`
 }
 
 func TestSchemaCorpus(t *testing.T) {
@@ -128,6 +130,7 @@ func checkCorpusFile(t *testing.T, schema int) {
 		{"the heads", got.Heads, want.Heads},
 		{"the states at every version", got.States, want.States},
 		{"the file contents", got.Blobs, want.Blobs},
+		{"the memory log", got.Memories, want.Memories},
 	} {
 		if g, w := mustJSON(t, c.got), mustJSON(t, c.want); !bytes.Equal(g, w) {
 			t.Errorf("%s differ from testdata/%s.golden.json:\n got %.600s\nwant %.600s", c.what, name, g, w)
@@ -135,6 +138,9 @@ func checkCorpusFile(t *testing.T, schema int) {
 	}
 	if schema >= 2 && len(want.Blobs) == 0 {
 		t.Errorf("testdata/%s.golden.json records no file contents", name)
+	}
+	if schema >= 6 && len(want.Memories) == 0 {
+		t.Errorf("testdata/%s.golden.json records no memories", name)
 	}
 	// The recent part of every version is the whole's: from the events
 	// alone in a file of an old schema, through snapshots in a new one.
@@ -240,6 +246,9 @@ func readCorpus(t *testing.T, st *boltstore.Store) corpusGolden {
 			g.Blobs[d] = len(data)
 		}
 	}
+	if g.Memories, err = st.MemoryEvents(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	return g
 }
 
@@ -283,6 +292,12 @@ func writeSchemaCorpus(t *testing.T) {
 			}
 		}
 	}
+	for _, ev := range corpusMemories() {
+		ev.At = tick()
+		if _, err := st.AppendMemory(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
 	golden := readCorpus(t, st)
 	st.Close()
 
@@ -301,6 +316,18 @@ func writeSchemaCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("wrote testdata/%s.db and testdata/%s.golden.json", name, name)
+}
+
+// corpusMemories is the memory log of the current schema's corpus file:
+// a memory of every scope, edited, removed, and an earlier version back.
+func corpusMemories() []state.MemoryEvent {
+	return []state.MemoryEvent{
+		{Kind: state.MemoryAdded, Memory: state.Memory{ID: "m0000001", Text: "The person is called Ada; she prefers short answers.", Source: "retrace memory"}},
+		{Kind: state.MemoryAdded, Memory: state.Memory{ID: "m0000002", Project: "/home/user/project", Text: "Tests run with `make check`.", Source: "session 1 v4"}},
+		{Kind: state.MemoryEdited, Memory: state.Memory{ID: "m0000002", Text: "Tests run with `go test ./...`."}},
+		{Kind: state.MemoryRemoved, Memory: state.Memory{ID: "m0000001"}},
+		{Kind: state.MemoryRestored, To: 3},
+	}
 }
 
 // corpusSessions is what the current schema's corpus file holds: an agent

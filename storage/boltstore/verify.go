@@ -42,6 +42,9 @@ func Check(ctx context.Context, path string) (CheckReport, error) {
 		sessions, _ := s.sessionsOf(tx)
 		blobs, _ := s.blobsOf(tx)
 		rep.Contents = blobs.Stats().KeyN
+		if mb, err := s.memoryOf(tx); err == nil {
+			rep.Memories = mb.Stats().KeyN
+		}
 		return sessions.ForEachBucket(func(k []byte) error {
 			rep.Sessions++
 			rep.Checkpoints += sessions.Bucket(k).Bucket(versionsBucket).Stats().KeyN
@@ -89,6 +92,11 @@ func (s *Store) checkAll(tx *bolt.Tx, events bool) error {
 		}
 	}
 	problems = append(problems, s.verifyBlobs(blobs, events)...)
+	if mb, err := s.memoryOf(tx); err != nil {
+		problems = append(problems, err)
+	} else if _, err := s.foldMemory(mb); err != nil {
+		problems = append(problems, err)
+	}
 	if len(problems) > 0 {
 		// The first problem, in one line; the rest are usually its echoes.
 		return problems[0]

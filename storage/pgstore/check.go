@@ -2,10 +2,12 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
+	"retrace/state"
 	"retrace/storage"
 )
 
@@ -46,6 +48,18 @@ func (s *Store) Check(ctx context.Context) (storage.CheckReport, error) {
 	if err != nil {
 		return rep, s.wrap(err, "check the file contents", "")
 	}
+	log, err := s.MemoryEvents(ctx)
+	if err != nil {
+		return rep, err
+	}
+	if _, err := state.FoldMemories(log); err != nil {
+		var me *state.MemoryError
+		if errors.As(err, &me) {
+			return rep, storage.MemoryDamage(s.where, me.Version, "does not follow the entries before it: %s", me.Reason)
+		}
+		return rep, err
+	}
+	rep.Memories = len(log)
 	rep.Bytes, err = s.Size(ctx)
 	return rep, err
 }

@@ -48,7 +48,7 @@ func TestMigrationOnceUnderConcurrentOpens(t *testing.T) {
 		}
 	}
 	var n, version int
-	if err := connect(t, loc).QueryRow(ctx, "SELECT count(*), max(version) FROM retrace_schema").Scan(&n, &version); err != nil || n != 1 || version != 1 {
+	if err := connect(t, loc).QueryRow(ctx, "SELECT count(*), max(version) FROM retrace_schema").Scan(&n, &version); err != nil || n != 1 || version != pgstore.SchemaVersion {
 		t.Fatalf("retrace_schema: %d rows, version %d, %v", n, version, err)
 	}
 }

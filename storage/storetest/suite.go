@@ -70,6 +70,7 @@ func Run(t *testing.T, b Backend) {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, b) })
 	}
 	RunImport(t, b)
+	RunMemory(t, b)
 }
 
 var ctx = context.Background()

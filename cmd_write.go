@@ -121,7 +121,10 @@ func recoverCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.stdout, "recovered %d sessions, %d versions into %s\n", r.Sessions, r.Versions, args[0])
+		fmt.Fprintf(c.stdout, "recovered %d sessions, %d versions and %s into %s\n", r.Sessions, r.Versions, transcript.Count(r.Memories, "memory log entry"), args[0])
+		if r.MemoryLost != "" {
+			fmt.Fprintf(c.stdout, "  %s\n", r.MemoryLost)
+		}
 		for _, l := range r.Lost {
 			switch {
 			case l.Whole:

@@ -120,6 +120,23 @@ func crashContent(seed uint64, i int) []byte {
 	return []byte(b.String())
 }
 
+// crashMemory is the memory log's k-th entry in a crash run: every third
+// checkpoint the writer also keeps a memory, and every fourth memory is
+// an edit of the one before, so an entry depends on the ones before it.
+func crashMemory(seed uint64, k int) state.MemoryEvent {
+	rng := rand.New(rand.NewPCG(seed, uint64(k)))
+	var text strings.Builder
+	for range 3 + rng.IntN(20) {
+		text.WriteString(crashWords[rng.IntN(len(crashWords))] + " ")
+	}
+	ev := state.MemoryEvent{Kind: state.MemoryAdded, At: statetest.Epoch.Add(time.Duration(k) * time.Minute),
+		Memory: state.Memory{ID: fmt.Sprintf("crash%04d", k), Text: text.String()}}
+	if k%4 == 0 {
+		ev.Kind, ev.Memory.ID = state.MemoryEdited, fmt.Sprintf("crash%04d", k-1)
+	}
+	return ev
+}
+
 var crashWords = strings.Fields("checkpoint version fork head résumé 数据 🙂 \"quoted\" back\\slash tab\tline")
 
 // crashWriter is the writer process (RETRACE_TEST_ROLE=crash-writer). It
@@ -145,14 +162,19 @@ func crashWriter(path, id string) error {
 	if err != nil {
 		return err
 	}
+	memories, err := st.MemoryEvents(ctx)
+	if err != nil {
+		return err
+	}
 	out := bufio.NewWriter(os.Stdout)
 	say := func(format string, args ...any) error {
 		fmt.Fprintf(out, format+"\n", args...)
 		return out.Flush()
 	}
-	if err := say("ready %d %d", info.Versions, info.Head); err != nil {
+	if err := say("ready %d %d %d", info.Versions, info.Head, len(memories)); err != nil {
 		return err
 	}
+	mk := len(memories)
 	cur := storage.NewCursor(st, s)
 	for n := info.Versions; limit == 0 || n < info.Versions+limit; n++ {
 		if target, ok := crashRollback(seed, n); ok {
@@ -175,6 +197,16 @@ func crashWriter(path, id string) error {
 		}
 		if err := say("ack %d parent %d", s.Version, s.ParentVersion); err != nil {
 			return err
+		}
+		if s.Version%3 == 0 {
+			mk++
+			kept, err := st.AppendMemory(ctx, crashMemory(seed, mk))
+			if err != nil {
+				return fmt.Errorf("memory v%d: %w", mk, err)
+			}
+			if err := say("mem %d", kept.Version); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -255,6 +287,8 @@ type crashRun struct {
 	ackedCount int // versions the writer had acknowledged (or found)
 	ackedHead  int // the head it last acknowledged (or found)
 	rollbacks  int // head lines
+	memories   int // memory log entries acknowledged (or found)
+	memAcks    int // mem lines
 	exited     error
 	stderr     string
 }
@@ -278,14 +312,14 @@ func TestCrashLoop(t *testing.T) {
 	id := newSessions(t, path, 1)[0]
 	m := newCrashModel(seed, id)
 	delays := rand.New(rand.NewPCG(seed, 0x6b696c6c))
-	known, knownHead := 0, 0 // what the last check found in the file
-	var kills, acked, rollbacks, extra int
+	known, knownHead, knownMem := 0, 0, 0 // what the last check found in the file
+	var kills, acked, rollbacks, extra, memAcks int
 	start := time.Now()
 	for run := 1; run <= runs+1; run++ {
 		last := run == runs+1 // one more run that is not killed
 		delay := time.Duration(5+delays.IntN(146)) * time.Millisecond
 		r := runCrashWriter(t, path, id, seed, delay, last, func(line string, r *crashRun) {
-			checkCrashLine(t, m, line, r, known, knownHead, fail, run)
+			checkCrashLine(t, m, line, r, [3]int{known, knownHead, knownMem}, fail, run)
 		})
 		if last {
 			if r.exited != nil || r.acks != 5 {
@@ -298,17 +332,18 @@ func TestCrashLoop(t *testing.T) {
 			}
 			kills++
 		}
-		acked, rollbacks = acked+r.acks, rollbacks+r.rollbacks
+		acked, rollbacks, memAcks = acked+r.acks, rollbacks+r.rollbacks, memAcks+r.memAcks
 		n, head := checkAfterCrash(t, m, path, r, known, delays, fail, run)
 		if n > max(r.lastAck, known) {
 			extra += n - max(r.lastAck, known)
 		}
 		known, knownHead = n, head
+		knownMem = checkMemoryAfterCrash(t, m.seed, path, r, fail, run)
 	}
 	// Any loss, or any version that is not exactly what was written, has
 	// failed the test above: reaching here means none was lost.
-	t.Logf("seed %d: runs %d, kills %d, acknowledged checkpoints %d (and %d rollbacks), committed but not yet acknowledged when killed %d, lost 0; the session has %d versions, the file %d KiB; %.1fs",
-		seed, runs+1, kills, acked, rollbacks, extra, known, fileKiB(t, path), time.Since(start).Seconds())
+	t.Logf("seed %d: runs %d, kills %d, acknowledged checkpoints %d (and %d rollbacks) and memories %d, committed but not yet acknowledged when killed %d, lost 0; the session has %d versions, the memory log %d entries, the file %d KiB; %.1fs",
+		seed, runs+1, kills, acked, rollbacks, memAcks, extra, known, knownMem, fileKiB(t, path), time.Since(start).Seconds())
 }
 
 // runCrashWriter runs the writer and, unless last, kills it delay after it
@@ -378,15 +413,20 @@ func runCrashWriter(t *testing.T, path, id string, seed uint64, delay time.Durat
 
 // checkCrashLine checks one line of the writer against the model: the
 // writer must do exactly what the seed says.
-func checkCrashLine(t *testing.T, m *crashModel, line string, r *crashRun, known, knownHead int, fail func(string, ...any), run int) {
+func checkCrashLine(t *testing.T, m *crashModel, line string, r *crashRun, found [3]int, fail func(string, ...any), run int) {
 	t.Helper()
-	var a, b int
+	var a, b, c int
 	switch {
-	case scan(line, "ready %d %d", &a, &b):
-		if a != known || b != knownHead {
-			fail("run %d: the writer found %d versions, head v%d; the last check found %d, head v%d", run, a, b, known, knownHead)
+	case scan(line, "ready %d %d %d", &a, &b, &c):
+		if [3]int{a, b, c} != found {
+			fail("run %d: the writer found %d versions, head v%d and %d memories; the last check found %v", run, a, b, c, found)
 		}
-		r.ackedCount, r.ackedHead = a, b
+		r.ackedCount, r.ackedHead, r.memories = a, b, c
+	case scan(line, "mem %d", &a):
+		if a != r.memories+1 {
+			fail("run %d: the writer kept memory v%d after v%d", run, a, r.memories)
+		}
+		r.memories, r.memAcks = a, r.memAcks+1
 	case scan(line, "head %d", &a):
 		if target, ok := crashRollback(m.seed, r.ackedCount); !ok || target != a {
 			fail("run %d: the writer rolled back to v%d after %d versions; the seed says %v %v", run, a, r.ackedCount, target, ok)
@@ -497,6 +537,35 @@ func checkAfterCrash(t *testing.T, m *crashModel, path string, r *crashRun, know
 		}
 	}
 	return n, head
+}
+
+// checkMemoryAfterCrash checks the memory log after a run (Verify has
+// folded it): every acknowledged entry is there, exactly as the seed
+// says, and at most the one in flight besides. It returns the entries
+// found.
+func checkMemoryAfterCrash(t *testing.T, seed uint64, path string, r *crashRun, fail func(string, ...any), run int) int {
+	t.Helper()
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		fail("run %d: open after the kill: %v", run, err)
+	}
+	defer st.Close()
+	log, err := st.MemoryEvents(context.Background())
+	switch {
+	case err != nil:
+		fail("run %d: the memory log: %v", run, err)
+	case len(log) < r.memories:
+		fail("run %d: LOST: %d memories acknowledged, %d in the file", run, r.memories, len(log))
+	case len(log) > r.memories+1:
+		fail("run %d: %d memories in the file, but only %d acknowledged and one in flight", run, len(log), r.memories)
+	}
+	for i, got := range log {
+		want := crashMemory(seed, i+1)
+		if got.Version != i+1 || got.Kind != want.Kind || got.Memory.ID != want.Memory.ID || got.Memory.Text != want.Memory.Text || !got.At.Equal(want.At) {
+			fail("run %d: memory v%d is %+v, not what was written: %+v", run, i+1, got, want)
+		}
+	}
+	return len(log)
 }
 
 func envInt(t *testing.T, name string, def int) int {

@@ -99,7 +99,39 @@ func buildGoodStore(t testing.TB, path string) []string {
 	cur = create("snapshots")
 	chat(cur, 300, 40)
 	ids = append(ids, cur.State().SessionID)
+
+	// A memory log of more than one page: memories kept, edited, removed.
+	for _, ev := range memoryEvents(60) {
+		if _, err := st.AppendMemory(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return ids
+}
+
+// memoryEvents is a memory log of n events: mostly memories kept, every
+// fourth an edit of the one before, every seventh a removal.
+func memoryEvents(n int) []state.MemoryEvent {
+	var evs []state.MemoryEvent
+	var live []string
+	for i := range n {
+		id := fmt.Sprintf("mem%05d", i)
+		switch {
+		case i%7 == 6 && len(live) > 0:
+			evs = append(evs, state.MemoryEvent{Kind: state.MemoryRemoved, Memory: state.Memory{ID: live[0]}})
+			live = live[1:]
+		case i%4 == 3 && len(live) > 0:
+			evs = append(evs, state.MemoryEvent{Kind: state.MemoryEdited, Memory: state.Memory{ID: live[len(live)-1], Text: fmt.Sprintf("edited at %d: %s", i, strings.Repeat("the person prefers ", 4))}})
+		default:
+			project := ""
+			if i%2 == 0 {
+				project = "/home/user/project"
+			}
+			evs = append(evs, state.MemoryEvent{Kind: state.MemoryAdded, Memory: state.Memory{ID: id, Project: project, Text: fmt.Sprintf("memory %d: %s", i, strings.Repeat("tests run with go test ./... ", 5))}})
+			live = append(live, id)
+		}
+	}
+	return evs
 }
 
 // The damage matrix: every way of breaking the good store that the

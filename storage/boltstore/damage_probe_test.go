@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"retrace/state"
 	"retrace/storage"
 	"retrace/storage/boltstore"
 )
@@ -78,6 +79,7 @@ func probeVariant(path string, ids []string) probeReport {
 	run("open", false, func() (any, error) { return nil, err })
 	if err == nil {
 		run("sessions", false, func() (any, error) { return st.Sessions(ctx) })
+		run("memories", false, func() (any, error) { return st.MemoryEvents(ctx) })
 		for _, id := range ids {
 			// Recent first: it reads through guarded lookups (guardIn)
 			// only while no read has walked the session whole.
@@ -104,6 +106,9 @@ func probeVariant(path string, ids []string) probeReport {
 			return storage.Commit(ctx, w, s, chatEvent(s, 1000))
 		})
 		run("set head", true, func() (any, error) { return nil, w.SetHead(ctx, ids[0], 1) })
+		run("remember", true, func() (any, error) {
+			return w.AppendMemory(ctx, state.MemoryEvent{Kind: state.MemoryAdded, Memory: state.Memory{Text: "after damage"}})
+		})
 		w.Close()
 	}
 	rep.WriteEdited = sum() != before

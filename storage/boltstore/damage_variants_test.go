@@ -47,6 +47,9 @@ func damageVariants(t *testing.T, good []byte, chatID string) []variant {
 		{name: "truncated mid-page", data: good[:len(good)/2+100], errorSays: []string{"truncated"}},
 		{name: "a value byte flipped", data: d.edit(func(b []byte) { b[bytes.Index(b, []byte(marker))+5] ^= 0x20 }),
 			errorSays: []string{"session " + chatID, "version 18", "checksum"}},
+		// "memory 10" is the text the memory log's eleventh entry adds (memoryEvents).
+		{name: "a memory's byte flipped", data: d.edit(func(b []byte) { b[bytes.Index(b, []byte("memory 10: "))+3] ^= 0x20 }),
+			errorSays: []string{"memory log v11", "checksum"}},
 	}
 	vs = append(vs, d.truncations()...)
 	vs = append(vs, d.metaPages()...)

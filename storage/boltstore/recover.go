@@ -21,6 +21,11 @@ type Recovered struct {
 	Versions int // versions copied
 	Blobs    int // file contents copied
 	Lost     []Loss
+	// Memories counts the memory log's entries copied: every one up to
+	// the first that could not be read or does not follow the ones
+	// before it, which MemoryLost says, with those after it.
+	Memories   int
+	MemoryLost string
 }
 
 // Loss is what one session lost.
@@ -78,8 +83,10 @@ func Recover(ctx context.Context, src, dst string) (Recovered, error) {
 	}
 	defer from.Close()
 	var sessions []salvaged
+	var memories memorySalvage
 	contents := &blobSalvage{store: from, kept: map[string][]byte{}, lost: map[string]string{}}
 	err = from.view(ctx, func(tx *bolt.Tx) error {
+		memories = salvageMemory(tx.Bucket(memoryBucket))
 		b, err := from.sessionsOf(tx)
 		if err != nil {
 			return err
@@ -98,7 +105,47 @@ func Recover(ctx context.Context, src, dst string) (Recovered, error) {
 	if err != nil {
 		return Recovered{}, err
 	}
-	return write(ctx, dst, sessions, contents.kept)
+	return write(ctx, dst, sessions, contents.kept, memories)
+}
+
+// memorySalvage is the memory log as Recover could read it.
+type memorySalvage struct {
+	records [][]byte // sealed entries 1..n, as they were
+	lost    string
+}
+
+// salvageMemory keeps the log's entries up to the first that cannot be
+// read or does not follow the ones before it: a later edit or removal
+// may name a memory that entry added, and a restore names versions.
+func salvageMemory(b *bolt.Bucket) memorySalvage {
+	var ms memorySalvage
+	if b == nil {
+		return ms // a file of a schema before the memory log
+	}
+	var m state.Memories
+	c := b.Cursor()
+	for k, raw := c.First(); k != nil; k, raw = c.Next() {
+		v, ok := keyVersion(k)
+		want := len(ms.records) + 1
+		var ev state.MemoryEvent
+		var err error
+		switch {
+		case !ok || raw == nil:
+			err = fmt.Errorf("a stray key %x", k)
+		case v != want:
+			err = errors.New("it is missing")
+		default:
+			if ev, err = decodeMemory(raw, v); err == nil {
+				m, err = m.Apply(ev)
+			}
+		}
+		if err != nil {
+			ms.lost = fmt.Sprintf("memory log v%d: %v; it and what follows it (%d of %d entries) are not copied", want, err, b.Stats().KeyN-len(ms.records), b.Stats().KeyN)
+			break
+		}
+		ms.records = append(ms.records, bytes.Clone(raw))
+	}
+	return ms
 }
 
 // salvaged is one session as Recover could read it.
@@ -282,7 +329,7 @@ func (l *Loss) addBlobs(lost []BlobLoss) {
 	}
 }
 
-func write(ctx context.Context, dst string, sessions []salvaged, blobs map[string][]byte) (Recovered, error) {
+func write(ctx context.Context, dst string, sessions []salvaged, blobs map[string][]byte, memories memorySalvage) (Recovered, error) {
 	to, err := Open(dst, Options{})
 	if err != nil {
 		return Recovered{}, err
@@ -298,6 +345,16 @@ func write(ctx context.Context, dst string, sessions []salvaged, blobs map[strin
 			return err
 		}
 		r.Blobs = len(blobs)
+		mb, err := to.memoryOf(tx)
+		if err != nil {
+			return err
+		}
+		for i, rec := range memories.records {
+			if err := mb.Put(versionKey(i+1), rec); err != nil {
+				return err
+			}
+		}
+		r.Memories, r.MemoryLost = len(memories.records), memories.lost
 		for _, s := range sessions {
 			if len(s.loss.Lost) > 0 || s.loss.Whole || s.loss.Reason != "" || len(s.loss.Blobs) > 0 || s.loss.Renumbered {
 				r.Lost = append(r.Lost, s.loss)

@@ -129,6 +129,16 @@ func (a *applier) check(ev Event, to Phase) error {
 	if ev.Always && ev.Kind != ApprovalGiven {
 		return invalid(ev.Kind, "only approval_given can allow a tool for the session")
 	}
+	// Before the kinds' own checks, some of which end the check early.
+	if ev.Endpoint != nil && ev.Kind != EndpointSet && ev.Kind != UserMessage {
+		return invalid(ev.Kind, "only user_message and endpoint_set carry an endpoint")
+	}
+	if ev.Endpoint != nil && ev.Endpoint.Model == "" {
+		return invalid(ev.Kind, "names no model")
+	}
+	if ev.Briefing != nil && ev.Kind != UserMessage {
+		return invalid(ev.Kind, "only user_message carries a briefing")
+	}
 	switch ev.Kind {
 	case UserMessage:
 		if lastOfRole(ev.Messages, RoleUser) < 0 {
@@ -190,12 +200,6 @@ func (a *applier) check(ev Event, to Phase) error {
 			return invalid(ev.Kind, "names no model")
 		}
 	}
-	if ev.Endpoint != nil && ev.Kind != EndpointSet && ev.Kind != UserMessage {
-		return invalid(ev.Kind, "only user_message and endpoint_set carry an endpoint")
-	}
-	if ev.Endpoint != nil && ev.Endpoint.Model == "" {
-		return invalid(ev.Kind, "names no model")
-	}
 	return nil
 }
 
@@ -212,6 +216,7 @@ func (a *applier) change(ev Event) {
 		if ev.Endpoint != nil {
 			a.s.Endpoint = *ev.Endpoint
 		}
+		a.s.Briefing = a.s.Briefing.apply(ev.Briefing)
 		a.s.Iteration = 0
 		a.s.FinalAnswer, a.s.ErrorMessage = "", ""
 		a.s.Memory.Plan = nil

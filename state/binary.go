@@ -50,6 +50,7 @@ const (
 	tagEventFiles
 	tagEventFrom
 	tagEventUsage
+	tagEventBriefing
 )
 
 // Tags of the structs inside an event, each numbered from 1.
@@ -152,6 +153,9 @@ func AppendEventBody(buf []byte, ev Event) []byte {
 			w.int(tagUsageCompletion, int64(ev.Usage.CompletionTokens))
 		})
 	}
+	if ev.Briefing != nil {
+		w.sub(tagEventBriefing, func(w *bodyWriter) { w.briefing(*ev.Briefing) })
+	}
 	return w.buf
 }
 
@@ -207,6 +211,9 @@ func DecodeEventBody(kind EventKind, at time.Time, body []byte) (Event, error) {
 			ev.From = r.int()
 		case tagEventUsage:
 			ev.Usage = r.usage()
+		case tagEventBriefing:
+			b := r.briefing()
+			ev.Briefing = &b
 		default:
 			r.unknown(tag)
 		}

@@ -109,7 +109,7 @@ func (k *EventKind) UnmarshalText(b []byte) error {
 // Event is one transition's delta: what is new, nothing that is already
 // known. Which fields an event uses depends on its kind:
 //
-//	user_message       Messages (at least one user message; a system message may precede it), Endpoint (when the task talks to another model)
+//	user_message       Messages (at least one user message; a system message may precede it), Endpoint (when the task talks to another model), Briefing (the instruction files and memories the task is told)
 //	assistant_message  Messages (assistant, optionally with tool calls), Usage
 //	plan_set           Plan, Goal (optional), Messages (optional); in executing it revises the plan
 //	answered           Messages (ending with the assistant's answer), Usage
@@ -150,6 +150,7 @@ type Event struct {
 	Files     []FileChange `json:"files,omitempty"`
 	From      int          `json:"from,omitempty"`
 	Usage     Usage        `json:"usage,omitzero"`
+	Briefing  *Briefing    `json:"briefing,omitempty"`
 	// Blobs are the contents Files refer to, on their way to the store,
 	// which keeps those it does not have yet in the checkpoint's
 	// transaction. They are not part of the event: a stored event never

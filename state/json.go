@@ -121,6 +121,13 @@ func normalizeEvent(ev Event) Event {
 		c.StartedAt, c.FinishedAt = c.StartedAt.UTC(), c.FinishedAt.UTC()
 		ev.Tool = &c
 	}
+	if ev.Briefing != nil {
+		b := Briefing{Instructions: cloneOrNil(ev.Briefing.Instructions), Memories: cloneOrNil(ev.Briefing.Memories)}
+		for i := range b.Memories {
+			b.Memories[i].CreatedAt, b.Memories[i].UpdatedAt = b.Memories[i].CreatedAt.UTC(), b.Memories[i].UpdatedAt.UTC()
+		}
+		ev.Briefing = &b
+	}
 	return ev
 }
 

@@ -39,6 +39,7 @@ const (
 	tagSnapEndpoint
 	tagSnapFiles
 	tagSnapRestoring
+	tagSnapBriefing
 )
 
 // Tags of the structs only a snapshot holds.
@@ -117,6 +118,9 @@ func AppendSnapshot(buf []byte, s State) []byte {
 				w.image(tagChangeAfter, c.After)
 			})
 		})
+	}
+	if s.Briefing.Instructions != nil || s.Briefing.Memories != nil {
+		w.sub(tagSnapBriefing, func(w *bodyWriter) { w.briefing(s.Briefing) })
 	}
 	return w.buf
 }
@@ -197,6 +201,8 @@ func DecodeSnapshot(p []byte) (State, error) {
 		case tagSnapRestoring:
 			rs := r.restore()
 			s.Restoring = &rs
+		case tagSnapBriefing:
+			s.Briefing = r.briefing()
 		default:
 			r.unknown(tag)
 		}

@@ -53,6 +53,10 @@ type State struct {
 	// cleared by files_restored. A session found with one open was
 	// stopped in the middle of putting files back.
 	Restoring *Restore `json:"restoring,omitempty"`
+	// Briefing is what the session was told besides the conversation:
+	// the instruction files its system prompt holds, and the memories the
+	// latest task was given.
+	Briefing Briefing `json:"briefing,omitzero"`
 
 	// prompt is the session's system prompt when History leaves out the
 	// message that holds it (see SystemPrompt).

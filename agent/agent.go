@@ -85,6 +85,9 @@ type Options struct {
 	// it (read_file of a .env) is kept with the key replaced, so it reaches
 	// neither the store nor the model.
 	Secret llm.Scrub
+	// Briefer tells each task the project's instructions and what the
+	// person asked to be remembered; nil tells nothing.
+	Briefer Briefer
 }
 
 // Recorder finds what a tool call changed in the workspace. Start is
@@ -161,11 +164,20 @@ func (a *Agent) Send(ctx context.Context, text string) (state.State, error) {
 	if len(text) > state.MaxMessage {
 		return s, ErrMessageTooLong
 	}
-	msgs := []state.Message{{Role: state.RoleUser, Content: text}}
-	if s.HistoryLen() == 0 {
-		msgs = append([]state.Message{{Role: state.RoleSystem, Content: systemPrompt(a.opts.Workspace)}}, msgs...)
+	first := s.HistoryLen() == 0
+	brief, instructions, err := a.briefing(ctx, first)
+	if err != nil {
+		return s, err
 	}
-	ev := state.Event{Kind: state.UserMessage, Messages: msgs}
+	msgs := []state.Message{{Role: state.RoleUser, Content: text}}
+	if first {
+		prompt := systemPrompt(a.opts.Workspace)
+		if instructions != "" {
+			prompt += "\n\n" + instructions
+		}
+		msgs = append([]state.Message{{Role: state.RoleSystem, Content: prompt}}, msgs...)
+	}
+	ev := state.Event{Kind: state.UserMessage, Messages: msgs, Briefing: brief}
 	if ep := a.opts.Endpoint; ep.Model != "" && ep != s.Endpoint {
 		ev.Endpoint = &ep // the task talks to another model: the session records it
 	}

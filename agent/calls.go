@@ -45,6 +45,8 @@ func (a *Agent) runCalls(ctx context.Context, open []state.ToolRequest) error {
 		return a.revisePlan(ctx, call)
 	case "note":
 		return a.note(ctx, call)
+	case "remember":
+		return a.remember(ctx, call)
 	}
 	def, known := a.tools.Def(call.Name)
 	approved := logged && entry.Approval == state.Approved

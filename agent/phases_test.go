@@ -93,8 +93,8 @@ func TestWhatTheModelIsToldThroughATask(t *testing.T) {
 		t.Errorf("a removed note is still shown:\n%s", sys(3))
 	}
 	for i, req := range reqs {
-		if len(req.Tools) != 8 {
-			t.Errorf("request %d offers %v, want all eight tools", i, req.Tools)
+		if len(req.Tools) != 9 {
+			t.Errorf("request %d offers %v, want all nine tools", i, req.Tools)
 		}
 	}
 	// The answer closes the step the model was on.

@@ -43,6 +43,7 @@ Write plain text, at most about 400 words.`
 func systemText(s state.State, instructions string) string {
 	var b strings.Builder
 	b.WriteString(s.SystemPrompt())
+	b.WriteString(memoriesText(s.Briefing.Memories))
 	if s.Summary != "" {
 		fmt.Fprintf(&b, "\n\nSummary of the earlier part of this session (those turns are no longer shown):\n%s", s.Summary)
 	}

@@ -12,6 +12,31 @@ type noteArgs struct {
 	Value string `json:"value"`
 }
 
+// rememberArgs are remember's arguments.
+type rememberArgs struct {
+	Text       string `json:"text"`
+	Everywhere bool   `json:"everywhere"`
+}
+
+// ParseRemember checks the arguments of a remember call, which the agent
+// handles itself: the text, trimmed and not empty, and whether it holds
+// for every project.
+func ParseRemember(args string) (text string, everywhere bool, err error) {
+	var a rememberArgs
+	if err := decodeArgs("remember", rememberParams, args, &a); err != nil {
+		return "", false, err
+	}
+	return a.clean()
+}
+
+func (a *rememberArgs) clean() (string, bool, error) {
+	text := strings.TrimSpace(a.Text)
+	if text == "" {
+		return "", false, invalidArgs("remember", errors.New("text must not be empty"))
+	}
+	return text, a.Everywhere, nil
+}
+
 // planArgs are set_plan's arguments.
 type planArgs struct {
 	Goal  string   `json:"goal"`

@@ -39,6 +39,10 @@ var (
 		{"key", "string", "Short name of the note, e.g. \"test command\".", true},
 		{"value", "string", "What to remember; an empty value deletes the note.", true},
 	}
+	rememberParams = []param{
+		{"text", "string", "The fact or preference, in one or two sentences that make sense on their own, in a later session.", true},
+		{"everywhere", "boolean", "True when it holds for every project (the developer's name, how they like answers); false (the default) keeps it for this project only.", false},
+	}
 	planParams = []param{
 		{"goal", "string", "What the whole plan achieves, in one sentence.", false},
 		{"steps", "array", "The steps in order, each one short sentence.", true},
@@ -55,7 +59,7 @@ func (r *Registry) commandReach() string {
 	return "It may write only in the workspace and $TMPDIR. "
 }
 
-// toolList builds the eight tools, in the order Defs lists them. The
+// toolList builds the nine tools, in the order Defs lists them. The
 // descriptions state the registry's actual caps, so the model knows when
 // to ask for less.
 func (r *Registry) toolList() []*tool {
@@ -83,6 +87,8 @@ func (r *Registry) toolList() []*tool {
 			params: commandParams, run: bind("run_command", commandParams, r.runCommand), preview: bindPreview("run_command", commandParams, r.previewCommand)},
 		{def: Def{Name: "note", Description: "Remember a fact in working memory under a key, to keep it across steps; an empty value deletes the note."},
 			params: noteParams, preview: bindPreview("note", noteParams, previewNote)},
+		{def: Def{Name: "remember", Description: "Keep a fact or preference about the developer or this project for later sessions, when they ask you to remember it or state a lasting preference. Not for what only this task needs (use note)."},
+			params: rememberParams, preview: bindPreview("remember", rememberParams, previewRemember)},
 		{def: Def{Name: "set_plan", Description: "Set or replace the plan: the ordered steps that reach the goal. Call it before starting work and again whenever the plan changes."},
 			params: planParams, preview: bindPreview("set_plan", planParams, previewPlan)},
 	}

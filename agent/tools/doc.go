@@ -13,15 +13,16 @@
 // directory replaced by a symlink to outside after Resolve looked (a
 // time-of-check-to-time-of-use race) makes the call fail, never escape.
 //
-// A Registry holds the eight tools. Defs describes them to the model (name,
+// A Registry holds the nine tools. Defs describes them to the model (name,
 // description, JSON Schema of the arguments) and to the approval UI (Gated).
 // Run executes one call with the arguments exactly as the model sent them;
 // Preview says what a call would do (for a write or an edit, as a unified
 // diff) without doing it, so a person can approve it.
 //
-// note and set_plan are described here so the model sees one list of tools,
-// but they change the agent's working memory, not the workspace: the agent
-// handles them with ParseNote and ParsePlan, and Run refuses them.
+// note, remember and set_plan are described here so the model sees one
+// list of tools, but they change the agent's working memory or the
+// person's memories, not the workspace: the agent handles them with
+// ParseNote, ParseRemember and ParsePlan, and Run refuses them.
 //
 // # Errors and results
 //

@@ -212,7 +212,7 @@ func TestCutUTF8(t *testing.T) {
 // A name the model sent is echoed back up to 64 bytes.
 func TestUnknownToolNameShortened(t *testing.T) {
 	r, _ := newTestRegistry(t, Options{}, nil)
-	const list = "; available: read_file, list_files, search_text, write_file, edit_file, run_command, note, set_plan"
+	const list = "; available: read_file, list_files, search_text, write_file, edit_file, run_command, note, remember, set_plan"
 	for _, tc := range []struct{ name, shown string }{
 		{strings.Repeat("x", 63), strings.Repeat("x", 63)},
 		{strings.Repeat("x", 64), strings.Repeat("x", 64)},

@@ -176,6 +176,20 @@ func previewNote(a *noteArgs) (Preview, error) {
 	return Preview{Summary: fmt.Sprintf("note %s: %s", oneLine(key), oneLine(value))}, nil
 }
 
+// previewRemember summarises a remember call, refusing what
+// ParseRemember refuses.
+func previewRemember(a *rememberArgs) (Preview, error) {
+	text, everywhere, err := a.clean()
+	if err != nil {
+		return Preview{}, err
+	}
+	scope := "for this project"
+	if everywhere {
+		scope = "for every project"
+	}
+	return Preview{Summary: fmt.Sprintf("remember %s: %s", scope, oneLine(text))}, nil
+}
+
 // previewPlan summarises a set_plan call, refusing what ParsePlan refuses.
 func previewPlan(a *planArgs) (Preview, error) {
 	p, err := a.clean()

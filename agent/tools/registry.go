@@ -88,7 +88,7 @@ type Registry struct {
 	order []string
 }
 
-// New returns the registry of all eight tools, working in ws.
+// New returns the registry of all nine tools, working in ws.
 func New(ws *Workspace, opts Options) *Registry {
 	r := &Registry{ws: ws, opts: opts.withDefaults(), tools: map[string]*tool{}}
 	for _, t := range r.toolList() {
@@ -99,7 +99,7 @@ func New(ws *Workspace, opts Options) *Registry {
 	return r
 }
 
-// Defs returns the definitions of all eight tools, always in the same
+// Defs returns the definitions of all nine tools, always in the same
 // order (reading tools first), so the prompt the model sees is stable.
 func (r *Registry) Defs() []Def {
 	defs := make([]Def, len(r.order))

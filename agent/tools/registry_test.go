@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-var allTools = []string{"read_file", "list_files", "search_text", "write_file", "edit_file", "run_command", "note", "set_plan"}
+var allTools = []string{"read_file", "list_files", "search_text", "write_file", "edit_file", "run_command", "note", "remember", "set_plan"}
 
 func TestDefs(t *testing.T) {
 	r, _ := newTestRegistry(t, Options{}, nil)
@@ -47,7 +47,7 @@ func TestDefsSchemas(t *testing.T) {
 	wantRequired := map[string][]string{
 		"read_file": {"path"}, "list_files": {}, "search_text": {"pattern"},
 		"write_file": {"path", "content"}, "edit_file": {"path", "old_text", "new_text"},
-		"run_command": {"command"}, "note": {"key", "value"}, "set_plan": {"steps"},
+		"run_command": {"command"}, "note": {"key", "value"}, "remember": {"text"}, "set_plan": {"steps"},
 	}
 	for _, d := range r.Defs() {
 		var s struct {
@@ -70,7 +70,7 @@ func TestDefsSchemas(t *testing.T) {
 			t.Errorf("%s: required = %v, want %v", d.Name, s.Required, wantRequired[d.Name])
 		}
 		for name, p := range s.Properties {
-			if p.Description == "" || !slices.Contains([]string{"string", "integer", "number", "array"}, p.Type) {
+			if p.Description == "" || !slices.Contains([]string{"string", "integer", "number", "boolean", "array"}, p.Type) {
 				t.Errorf("%s.%s: type %q, description %q", d.Name, name, p.Type, p.Description)
 			}
 			if p.Type == "array" && p.Items["type"] != "string" {
@@ -124,7 +124,7 @@ func TestOptionsDefaults(t *testing.T) {
 func TestRunUnknownTool(t *testing.T) {
 	r, _ := newTestRegistry(t, Options{}, nil)
 	_, err := r.Run(context.Background(), "write_filewrite_file", "{}")
-	want := `unknown tool "write_filewrite_file"; available: read_file, list_files, search_text, write_file, edit_file, run_command, note, set_plan`
+	want := `unknown tool "write_filewrite_file"; available: read_file, list_files, search_text, write_file, edit_file, run_command, note, remember, set_plan`
 	if err == nil || err.Error() != want || !errors.Is(err, ErrUnknownTool) {
 		t.Fatalf("err = %v, want %q", err, want)
 	}

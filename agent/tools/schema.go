@@ -13,7 +13,7 @@ import (
 // drift apart.
 type param struct {
 	name     string
-	typ      string // JSON Schema type: string, integer, number or array (of strings)
+	typ      string // JSON Schema type: string, integer, number, boolean or array (of strings)
 	desc     string
 	required bool
 }
@@ -128,6 +128,10 @@ func checkType(p param, raw json.RawMessage) error {
 		want = "an integer"
 		var n int
 		err = json.Unmarshal(raw, &n)
+	case "boolean":
+		want = "true or false"
+		var b bool
+		err = json.Unmarshal(raw, &b)
 	case "array":
 		want = "an array of strings"
 		var s []string

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"reflect"
 
+	"retrace/state/transcript"
 	"retrace/storage"
 )
 
@@ -56,12 +58,50 @@ func copyCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			}
 			fmt.Fprintf(c.stdout, "copied session %s %q: %d versions, head v%d\n", info.ID, title(info), info.Versions, info.Head)
 		}
+		if len(ids) == 0 {
+			// A whole copy carries what the agent remembers too.
+			n, err := copyMemories(ctx, source, target)
+			switch {
+			case err != nil:
+				fmt.Fprintf(c.stderr, "retrace: the memory log not copied: %s\n", explain(err))
+				failed++
+			case n > 0:
+				fmt.Fprintf(c.stdout, "copied the memory log: %s\n", transcript.Count(n, "entry"))
+			}
+		}
 		if failed > 0 {
-			return fmt.Errorf("%d of %d sessions not copied from %s to %s (each named above)", failed, len(list), locationName(src), locationName(*to))
+			return fmt.Errorf("%d of %d sessions or logs not copied from %s to %s (each named above)", failed, len(list)+1, locationName(src), locationName(*to))
 		}
 		fmt.Fprintf(c.stdout, "%d sessions copied from %s to %s\n", len(list), locationName(src), locationName(*to))
 		return nil
 	}
+}
+
+// copyMemories replays source's memory log into target's, entry by
+// entry, when target has none of its own: numbers, ids and times stay.
+// Two logs are not merged; one already there is left as it is, unless it
+// is the same log.
+func copyMemories(ctx context.Context, source, target storage.Store) (int, error) {
+	log, err := source.MemoryEvents(ctx)
+	if err != nil || len(log) == 0 {
+		return 0, err
+	}
+	there, err := target.MemoryEvents(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if len(there) > 0 {
+		if reflect.DeepEqual(there, log) {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("the target keeps a memory log of its own (%s); logs are not merged", transcript.Count(len(there), "entry"))
+	}
+	for _, ev := range log {
+		if _, err := target.AppendMemory(ctx, ev); err != nil {
+			return 0, fmt.Errorf("memory log v%d: %w", ev.Version, err)
+		}
+	}
+	return len(log), nil
 }
 
 // sessionsToCopy is every session of source, or those ids (each a prefix

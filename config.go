@@ -286,7 +286,17 @@ func (c config) session(ws *tools.Workspace, allowed []string, interactive bool,
 		ContextWindow: c.ContextWindow, MaxIterations: c.MaxIterations,
 		Workspace: ws, Allowed: allowed, RestartOK: interactive, ReadOnlyWhenBusy: interactive,
 		Sandbox: c.Sandbox, Files: c.Files,
+		Instructions: session.Instructions{UserDir: c.userDir()},
 	}
+}
+
+// userDir is the directory of the person's own files, beside the config
+// file: their AGENTS.md, for every project.
+func (c config) userDir() string {
+	if c.Path == "" {
+		return ""
+	}
+	return filepath.Dir(c.Path)
 }
 
 var themeLine = regexp.MustCompile(`(?m)^\s*theme\s*=.*$`)

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -63,9 +64,9 @@ type Options struct {
 // Read finds and reads the instruction files for a workspace. The
 // repository's root is the nearest directory up from the workspace that
 // holds .git; without one, only the workspace itself is looked in. When
-// the files take more than the cap, the most specific keep theirs first:
-// the workspace's file, then its parents', then the person's, and what
-// does not fit is cut, saying so.
+// the files take more than the cap, each keeps an equal share of it (a
+// file that needs less leaves the rest to the others), and what does not
+// fit is cut, saying so.
 func Read(opts Options) (Instructions, error) {
 	if opts.Cap <= 0 {
 		opts.Cap = DefaultCap
@@ -92,6 +93,17 @@ func Read(opts Options) (Instructions, error) {
 	}
 	in.fit(opts.Cap, opts.Count)
 	return in, nil
+}
+
+// ProjectRoot is the repository root of workspace, the nearest directory
+// up from it that holds .git, or the workspace itself outside a
+// repository: what a project's memories are kept for.
+func ProjectRoot(workspace string) string {
+	ws, err := filepath.Abs(workspace)
+	if err != nil {
+		ws = filepath.Clean(workspace)
+	}
+	return projectDirs(ws)[0]
 }
 
 // projectDirs are the directories from the repository's root down to ws.
@@ -155,19 +167,26 @@ func readText(path string) (string, error) {
 	return strings.ToValidUTF8(string(b), "\uFFFD"), nil
 }
 
-// fit cuts the files to the cap, the most specific (the last) first
-// served, and counts what each keeps.
+// fit cuts the files to the cap: each has an equal share of it, and one
+// that needs less leaves the rest to the others, so that no long file
+// takes the room of a short one. It counts what each keeps.
 func (in *Instructions) fit(limit int, count func(string) int) {
+	need := make([]int, len(in.Files))
+	order := make([]int, len(in.Files))
+	for i, f := range in.Files {
+		need[i], order[i] = count(f.Text), i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return need[a] - need[b] })
 	left := limit
-	for i := len(in.Files) - 1; i >= 0; i-- {
+	for k, i := range order {
 		f := &in.Files[i]
-		n := count(f.Text)
-		if n > left {
-			f.Text, n = cut(f.Text, left, count), 0
+		share := left / (len(order) - k)
+		n := need[i]
+		if n > share {
+			f.Text, n, f.Truncated = cut(f.Text, share, count), 0, true
 			if f.Text != "" {
 				n = count(f.Text)
 			}
-			f.Truncated = true
 		}
 		f.Tokens, left = n, left-n
 	}
@@ -177,7 +196,7 @@ func (in *Instructions) fit(limit int, count func(string) int) {
 			kept = append(kept, f)
 			continue
 		}
-		in.Skipped = append(in.Skipped, fmt.Sprintf("%s left out: the more specific files took the cap of %d tokens", f.Path, limit))
+		in.Skipped = append(in.Skipped, fmt.Sprintf("%s left out: its share of the cap of %d tokens was too small for any of it", f.Path, limit))
 	}
 	in.Files = kept
 }

@@ -94,17 +94,18 @@ func TestReadWithoutARepository(t *testing.T) {
 	}
 }
 
-// Over the cap, the most specific file keeps its text first; the others
-// are cut at a line, say so, and are recorded as cut; one with no room
-// left is left out. The whole stays within the cap.
+// Over the cap, each file has an equal share of it and a short one
+// leaves the rest to the others: the short file stays whole, the long
+// ones are cut at a line, say so, and are recorded as cut. The whole
+// stays within the cap, and a share too small for any text leaves a
+// file out, saying so.
 func TestReadCutsToTheCap(t *testing.T) {
 	top := t.TempDir()
 	repo := filepath.Join(top, "repo")
 	ws := filepath.Join(repo, "app")
 	write(t, filepath.Join(repo, ".git", "HEAD"), "x")
-	long := strings.Repeat("a rule of the repository\n", 40) // 200 words
-	write(t, filepath.Join(repo, "AGENTS.md"), long)
-	write(t, filepath.Join(ws, "AGENTS.md"), strings.Repeat("app rule\n", 30)) // 60 words
+	write(t, filepath.Join(repo, "AGENTS.md"), strings.Repeat("a rule of the repository\n", 40)) // 200 words
+	write(t, filepath.Join(ws, "AGENTS.md"), strings.Repeat("app rule\n", 30))                   // 60 words
 	user := filepath.Join(top, "user")
 	write(t, filepath.Join(user, "AGENTS.md"), "the person's own")
 
@@ -113,13 +114,18 @@ func TestReadCutsToTheCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := in.Recorded()
-	if len(rec) != 3 || rec[2].Path != filepath.Join(ws, "AGENTS.md") || rec[2].Truncated || rec[2].Tokens != 60 ||
-		rec[1].Path != filepath.Join(repo, "AGENTS.md") || !rec[1].Truncated || rec[1].Tokens > 40 ||
-		rec[0].Path != filepath.Join(user, "AGENTS.md") || rec[0].Truncated {
+	if len(rec) != 3 || rec[0].Path != filepath.Join(user, "AGENTS.md") || rec[0].Truncated || rec[0].Tokens != 3 {
 		t.Fatalf("recorded %+v", rec)
 	}
-	if !strings.HasSuffix(in.Files[1].Text, "[… cut here: the rest did not fit the cap on instructions]") || !strings.Contains(in.Files[1].Text, "repository\n[…") {
-		t.Fatalf("cut as %q", in.Files[1].Text)
+	// 97 left for two: 48 and 49, each cut.
+	for i, f := range rec[1:] {
+		if !f.Truncated || f.Tokens > 49 || f.Tokens < 40 {
+			t.Fatalf("file %d recorded as %+v", i+2, f)
+		}
+		text := in.Files[i+1].Text
+		if !strings.HasSuffix(text, "\n[… cut here: the rest did not fit the cap on instructions]") || strings.Count(text, "\n[…") != 1 {
+			t.Fatalf("cut as %q", text)
+		}
 	}
 	total := 0
 	for _, f := range in.Files {
@@ -129,13 +135,15 @@ func TestReadCutsToTheCap(t *testing.T) {
 		t.Fatalf("%d tokens of instructions over a cap of 100", total)
 	}
 
-	// No room left past the workspace's own: the others are left out.
-	in, err = instructions.Read(instructions.Options{Workspace: ws, UserDir: user, Cap: 62, Count: words})
+	// A cap of 14: the short file takes 3, and the 5 and 11 left for the
+	// others are too few for any text once the note that it was cut
+	// (11 words) is counted.
+	in, err = instructions.Read(instructions.Options{Workspace: ws, UserDir: user, Cap: 14, Count: words})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := paths(in); len(got) != 1 || got[0] != filepath.Join(ws, "AGENTS.md") || len(in.Skipped) != 2 || !strings.Contains(in.Skipped[0], "left out") {
-		t.Fatalf("with a cap of 62, read %q, skipped %q", got, in.Skipped)
+	if got := paths(in); len(got) != 1 || got[0] != filepath.Join(user, "AGENTS.md") || len(in.Skipped) != 2 || !strings.Contains(in.Skipped[0], "left out") {
+		t.Fatalf("with a cap of 14, read %q, skipped %q", got, in.Skipped)
 	}
 }
 

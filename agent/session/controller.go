@@ -55,6 +55,9 @@ type Config struct {
 	// Files says which workspace files are tracked and how large a file's
 	// content may be to be kept for a rollback.
 	Files snapshot.Options
+	// Instructions says where the project's instructions and the
+	// person's own come from, for a new session's system prompt.
+	Instructions Instructions
 }
 
 // Info describes the open session.
@@ -260,11 +263,15 @@ func (c *Controller) newAgentLocked() *agent.Agent {
 	c.tools = tools.New(c.cfg.Workspace, toolOptions(c.cfg, c.ep.KeyEnv))
 	model := llm.New(llm.Config{BaseURL: c.ep.URL, APIKey: c.ep.APIKey, Model: c.ep.Model})
 	secret := llm.NewScrub(c.ep.APIKey)
-	return agent.New(c.cursor, model, c.tools, approver{c}, observer{c}, agent.Options{
+	opts := agent.Options{
 		MaxIterations: c.cfg.MaxIterations, ContextWindow: c.cfg.ContextWindow,
 		Workspace: c.cfg.Workspace.Root(), Allowed: c.cfg.Allowed, RestartOK: c.cfg.RestartOK,
 		Endpoint: c.ep.Endpoint, Files: recorder{tools: c.tools, files: c.files, err: c.filesErr, key: secret}, Secret: secret,
-	})
+	}
+	if !c.cfg.Instructions.Off {
+		opts.Briefer = briefer{store: c.store, workspace: c.cfg.Workspace.Root(), cfg: c.cfg.Instructions, model: c.ep.Model, secret: secret}
+	}
+	return agent.New(c.cursor, model, c.tools, approver{c}, observer{c}, opts)
 }
 
 // Head is the open session's state at its head, as of the last

@@ -1,0 +1,91 @@
+package session
+
+import (
+	"context"
+
+	"retrace/agent/instructions"
+	"retrace/agent/llm"
+	"retrace/agent/tokens"
+	"retrace/state"
+	"retrace/storage"
+)
+
+// Instructions says where a session's instructions come from (issue 17).
+type Instructions struct {
+	// UserDir holds the person's own AGENTS.md, for every project
+	// ($XDG_CONFIG_HOME/retrace); empty reads none.
+	UserDir string
+	// Cap is the tokens the instructions may take; 0 is the default.
+	Cap int
+	// Off reads no instruction file and keeps no memory in the prompt.
+	Off bool
+}
+
+// Project is the project memories are kept for: the repository root of
+// the workspace, or the workspace itself outside a repository.
+func Project(workspace string) string { return instructions.ProjectRoot(workspace) }
+
+// briefer is the agent's Briefer over the session's store: instructions
+// read from the workspace, memories from the store's memory log.
+type briefer struct {
+	store     storage.Store
+	workspace string
+	cfg       Instructions
+	model     string
+	secret    llm.Scrub
+}
+
+func (b briefer) Instructions(context.Context) (string, []state.InstructionFile, error) {
+	in, err := instructions.Read(instructions.Options{Workspace: b.workspace, UserDir: b.cfg.UserDir, Cap: b.cfg.Cap, Count: tokens.NewCounter(b.model).Text})
+	if err != nil {
+		return "", nil, err
+	}
+	return in.Prompt(), in.Recorded(), nil
+}
+
+func (b briefer) Memories(ctx context.Context) ([]state.Memory, error) {
+	m, err := storage.Memories(ctx, b.store)
+	if err != nil {
+		return nil, err
+	}
+	return m.For(Project(b.workspace)), nil
+}
+
+func (b briefer) Remember(ctx context.Context, text string, everywhere bool, source string) (state.Memory, error) {
+	return Remember(ctx, b.store, b.workspace, b.secret.Text(text), everywhere, source)
+}
+
+// Remember keeps a memory in log, for workspace's project or, with
+// everywhere set, for every project.
+func Remember(ctx context.Context, log storage.MemoryLog, workspace, text string, everywhere bool, source string) (state.Memory, error) {
+	m := state.Memory{Text: text, Source: source}
+	if !everywhere {
+		m.Project = Project(workspace)
+	}
+	kept, err := log.AppendMemory(ctx, state.MemoryEvent{Kind: state.MemoryAdded, Memory: m})
+	return kept.Memory, err
+}
+
+// Remember keeps a memory for the open session's project, or for every
+// project: the interface's /remember.
+func (c *Controller) Remember(text string, everywhere bool) (state.Memory, error) {
+	c.mu.Lock()
+	source := "the interface"
+	if c.info.ID != "" {
+		source = "the interface, in session " + Short(c.info.ID)
+	}
+	secret := llm.NewScrub(c.ep.APIKey)
+	c.mu.Unlock()
+	return Remember(c.base, c.store, c.cfg.Workspace.Root(), secret.Text(text), everywhere, source)
+}
+
+// Memories are every memory the store keeps, as of now.
+func (c *Controller) Memories() (state.Memories, error) {
+	return storage.Memories(c.base, c.store)
+}
+
+// Forget removes a memory, named by its id or a prefix of it.
+func (c *Controller) Forget(id string) (state.Memory, error) {
+	ev, err := c.store.AppendMemory(c.base, state.MemoryEvent{Kind: state.MemoryRemoved, Memory: state.Memory{ID: id}})
+	return ev.Memory, err
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"retrace/agent/session"
+	"retrace/state"
+	"retrace/state/transcript"
+	"retrace/storage"
+)
+
+// memoryCmd lists and changes what the agent remembers across sessions:
+// the store's memory log (issue 17). Every change is an entry of the log,
+// so a removal or an edit can itself be undone with restore.
+func memoryCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
+	asJSON := fs.Bool("json", false, "print JSON: list gives [{id, project, text, source, created_at, updated_at}], log every entry")
+	everywhere := fs.Bool("everywhere", false, "add: keep the memory for every project, not only this one")
+	workspace := fs.String("workspace", "", "add: the project the memory is kept for, by a directory in it (default: the current directory)")
+	return func(ctx context.Context, c *cli, args []string) error {
+		verb := "list"
+		if len(args) > 0 {
+			verb, args = args[0], args[1:]
+		}
+		// Each action's arguments: what usage says, and how many it takes.
+		want := map[string]struct {
+			shape    string
+			min, max int
+		}{
+			"list": {"no arguments", 0, 0}, "log": {"no arguments", 0, 0}, "add": {"TEXT", 1, -1},
+			"rm": {"ID", 1, 1}, "edit": {"ID [TEXT]", 1, -1}, "restore": {"VERSION", 1, 1},
+		}
+		w, known := want[verb]
+		if !known {
+			return usagef("unknown action %q; want list, add TEXT, rm ID, edit ID [TEXT], log or restore VERSION", verb)
+		}
+		if len(args) < w.min || (w.max >= 0 && len(args) > w.max) {
+			return usagef("memory %s takes %s", verb, w.shape)
+		}
+		st, err := c.openStore(ctx)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		switch verb {
+		case "list":
+			return listMemories(ctx, c, st, *asJSON)
+		case "log":
+			return memoryLog(ctx, c, st, *asJSON)
+		case "add":
+			dir := *workspace
+			if dir == "" {
+				if dir, err = os.Getwd(); err != nil {
+					return err
+				}
+			}
+			m, err := session.Remember(ctx, st, dir, strings.Join(args, " "), *everywhere, "retrace memory")
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "remembered %s %s: %s\n", m.ID, scopeOf(m), inertLine(m.Text))
+		case "rm":
+			return changeMemory(ctx, c, st, state.MemoryEvent{Kind: state.MemoryRemoved, Memory: state.Memory{ID: args[0]}})
+		case "edit":
+			text := strings.Join(args[1:], " ")
+			if len(args) == 1 {
+				b, err := io.ReadAll(io.LimitReader(c.stdin, state.MaxMemory+1))
+				if err != nil {
+					return err
+				}
+				text = strings.TrimSpace(string(b))
+			}
+			return changeMemory(ctx, c, st, state.MemoryEvent{Kind: state.MemoryEdited, Memory: state.Memory{ID: args[0], Text: text}})
+		case "restore":
+			v, err := strconv.Atoi(strings.TrimPrefix(args[0], "v"))
+			if err != nil {
+				return usagef("memory restore takes a version of the memory log (see 'retrace memory log'), not %q", args[0])
+			}
+			return changeMemory(ctx, c, st, state.MemoryEvent{Kind: state.MemoryRestored, To: v})
+		}
+		return nil
+	}
+}
+
+// changeMemory appends ev and says what it did.
+func changeMemory(ctx context.Context, c *cli, st storage.Store, ev state.MemoryEvent) error {
+	kept, err := st.AppendMemory(ctx, ev)
+	if err != nil {
+		return err
+	}
+	switch kept.Kind {
+	case state.MemoryRemoved:
+		fmt.Fprintf(c.stdout, "removed memory %s (v%d of the memory log; 'retrace memory restore %d' brings it back)\n", kept.Memory.ID, kept.Version, kept.Version-1)
+	case state.MemoryEdited:
+		fmt.Fprintf(c.stdout, "memory %s is now: %s\n", kept.Memory.ID, inertLine(kept.Memory.Text))
+	case state.MemoryRestored:
+		fmt.Fprintf(c.stdout, "restored the memories of v%d (now v%d of the memory log)\n", kept.To, kept.Version)
+	}
+	return nil
+}
+
+// inertLine is a memory's text on one line, with nothing in it a terminal
+// would act on: the model may have written it.
+func inertLine(s string) string { return oneLine(transcript.Inert(s)) }
+
+func scopeOf(m state.Memory) string {
+	if m.Everywhere() {
+		return "for every project"
+	}
+	return "for " + m.Project
+}
+
+func listMemories(ctx context.Context, c *cli, st storage.Store, asJSON bool) error {
+	m, err := storage.Memories(ctx, st)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		list := m.List
+		if list == nil {
+			list = []state.Memory{}
+		}
+		return writeJSON(c, list)
+	}
+	if len(m.List) == 0 {
+		fmt.Fprintf(c.stdout, "no memories in %s; the agent keeps one when asked to remember something, or 'retrace memory add TEXT'\n", storeName(st))
+		return nil
+	}
+	w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tFOR\tCHANGED\tTEXT")
+	for _, x := range m.List {
+		scope := "every project"
+		if !x.Everywhere() {
+			scope = x.Project
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", x.ID, scope, x.UpdatedAt.Local().Format("2006-01-02 15:04"), inertLine(x.Text))
+	}
+	return w.Flush()
+}
+
+func memoryLog(ctx context.Context, c *cli, st storage.Store, asJSON bool) error {
+	log, err := st.MemoryEvents(ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if log == nil {
+			log = []state.MemoryEvent{}
+		}
+		return writeJSON(c, log)
+	}
+	if len(log) == 0 {
+		fmt.Fprintf(c.stdout, "the memory log of %s is empty\n", storeName(st))
+		return nil
+	}
+	w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "VERSION\tAT\tEVENT\tMEMORY")
+	for _, ev := range log {
+		what := ev.Memory.ID + " " + inertLine(ev.Memory.Text)
+		switch ev.Kind {
+		case state.MemoryRemoved:
+			what = ev.Memory.ID
+		case state.MemoryRestored:
+			what = fmt.Sprintf("the memories of v%d", ev.To)
+		}
+		fmt.Fprintf(w, "v%d\t%s\t%s\t%s\n", ev.Version, ev.At.Local().Format("2006-01-02 15:04"), ev.Kind, what)
+	}
+	return w.Flush()
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"retrace/agent/instructions"
+	"retrace/agent/llmserver"
+	"retrace/state"
+)
+
+// What the agent knows across sessions, end to end through `retrace run`
+// and the real client against a scripted server (issue 17):
+//   - the project's AGENTS.md (and the person's own) reach the first
+//     request's system message, within the cap, and the session records
+//     which files they came from;
+//   - a remember call in session 1 is in session 2's system message for
+//     the same project, and not in one for another project;
+//   - `retrace memory rm` takes it out of session 3's.
+func TestWhatTheAgentKnowsAcrossSessions(t *testing.T) {
+	e := newRunEnv(t)
+	repo := e.ws
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
+	// Longer than the cap on instructions: it is cut, its start kept.
+	write(filepath.Join(repo, "AGENTS.md"), "# Conventions\nRun the tests with `make check` before answering.\n"+
+		strings.Repeat("Every exported name has a comment that says why, not what.\n", 1000))
+	write(filepath.Join(e.configDir, "retrace", "AGENTS.md"), "The developer reads answers on a phone: keep them short.\n")
+	other := t.TempDir()
+
+	system := func(i int) string {
+		t.Helper()
+		reqs := e.srv.Requests()
+		if i >= len(reqs) || len(reqs[i].Messages) == 0 || reqs[i].Messages[0].Role != state.RoleSystem {
+			t.Fatalf("request %d of %d has no system message", i, len(reqs))
+		}
+		return reqs[i].Messages[0].Content
+	}
+	runIn := func(ws, prompt string, replies ...llmserver.Response) string {
+		t.Helper()
+		e.srv.Enqueue(replies...)
+		before := len(e.srv.Requests())
+		r := e.run(t, "", "--workspace", ws, "--json", prompt)
+		if r.code != exitOK {
+			t.Fatalf("run %q: exit %d\n%s", prompt, r.code, r.stderr)
+		}
+		var s state.State
+		if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(e.srv.Requests()) - before; got != len(replies) {
+			t.Fatalf("run %q sent %d requests, want %d", prompt, got, len(replies))
+		}
+		return s.SessionID
+	}
+
+	// Session 1: the instructions, and a memory the model keeps.
+	remember := llmserver.ToolCallReply([]llmserver.Call{{ID: "call_m", Name: "remember", Args: `{"text":"The staging database is called kestrel."}`}})
+	s1 := runIn(repo, "remember what staging is called", remember, llmserver.TextReply("I will remember that."))
+	first := system(0)
+	for _, want := range []string{
+		"--- " + filepath.Join(e.configDir, "retrace", "AGENTS.md") + " ---\nThe developer reads answers on a phone: keep them short.",
+		"--- " + filepath.Join(repo, "AGENTS.md") + " ---\n# Conventions\nRun the tests with `make check` before answering.",
+	} {
+		if !strings.Contains(first, want) {
+			t.Fatalf("the first request's system message does not hold %q:\n%s", want, first)
+		}
+	}
+	if strings.Contains(first, "kestrel") {
+		t.Fatal("a memory reached the prompt before it was kept")
+	}
+	if got := toolResult(t, e.srv.Requests()[1], "call_m"); !strings.Contains(got, "remembered for this project as ") {
+		t.Fatalf("the remember call told the model %q", got)
+	}
+	show := onDB(t, e, "show", "--json", s1)
+	var head state.State
+	if err := json.Unmarshal([]byte(show), &head); err != nil {
+		t.Fatal(err)
+	}
+	files := head.Briefing.Instructions
+	if len(files) != 2 || files[1].Path != filepath.Join(repo, "AGENTS.md") || files[0].Tokens == 0 || files[0].Truncated || !files[1].Truncated {
+		t.Fatalf("session 1 records the instruction files %+v", files)
+	}
+	if n := files[0].Tokens + files[1].Tokens; n > instructions.DefaultCap || n < instructions.DefaultCap-100 {
+		t.Fatalf("the instructions took %d tokens; the cap is %d", n, instructions.DefaultCap)
+	}
+	if !strings.Contains(first, "[… cut here: the rest did not fit the cap on instructions]") || strings.Count(first, "comment that says why") > 1000 {
+		t.Fatal("the long AGENTS.md reached the prompt whole")
+	}
+
+	// Session 2, the same project: the memory is in its system message.
+	runIn(repo, "what is staging called?", llmserver.TextReply("kestrel"))
+	if sys := system(2); !strings.Contains(sys, "The staging database is called kestrel.") {
+		t.Fatalf("session 2's system message lacks the memory:\n%s", sys)
+	}
+	// Another project: not there.
+	runIn(other, "what is staging called?", llmserver.TextReply("I do not know."))
+	if sys := system(3); strings.Contains(sys, "kestrel") {
+		t.Fatalf("another project's session was told the memory:\n%s", sys)
+	}
+
+	// Removed from the command line: session 3 is not told it.
+	var list []state.Memory
+	if err := json.Unmarshal([]byte(onDB(t, e, "memory", "list", "--json")), &list); err != nil || len(list) != 1 || list[0].Project != repo {
+		t.Fatalf("memory list: %+v, %v", list, err)
+	}
+	if out := onDB(t, e, "memory", "rm", list[0].ID); !strings.Contains(out, "removed memory "+list[0].ID) {
+		t.Fatalf("memory rm said %q", out)
+	}
+	runIn(repo, "what is staging called?", llmserver.TextReply("I do not know."))
+	if sys := system(4); strings.Contains(sys, "kestrel") {
+		t.Fatalf("session 3 was told a removed memory:\n%s", sys)
+	}
+}
+
+// onDB runs a command on e's database and returns its stdout.
+func onDB(t *testing.T, e *runEnv, args ...string) string {
+	t.Helper()
+	return retrace(t, append(args, "--db", e.db)...).ok(t).stdout
+}
+
+// toolResult is what a request told the model the call id returned.
+func toolResult(t *testing.T, req llmserver.Request, id string) string {
+	t.Helper()
+	for _, m := range req.Messages {
+		if m.Role == state.RoleTool && m.ToolCallID == id {
+			return m.Content
+		}
+	}
+	t.Fatalf("no result of %s in the request", id)
+	return ""
+}

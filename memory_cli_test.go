@@ -95,6 +95,10 @@ func TestWhatTheAgentKnowsAcrossSessions(t *testing.T) {
 	if n := files[0].Tokens + files[1].Tokens; n > instructions.DefaultCap || n < instructions.DefaultCap-100 {
 		t.Fatalf("the instructions took %d tokens; the cap is %d", n, instructions.DefaultCap)
 	}
+	if out := onDB(t, e, "show", s1); !strings.Contains(out, "instructions read when the session began") ||
+		!strings.Contains(out, "  "+filepath.Join(repo, "AGENTS.md")+" (") || !strings.Contains(out, "cut to fit the cap)") {
+		t.Fatalf("show does not say which files were read:\n%.1200s", out)
+	}
 	if !strings.Contains(first, "[… cut here: the rest did not fit the cap on instructions]") || strings.Count(first, "comment that says why") > 1000 {
 		t.Fatal("the long AGENTS.md reached the prompt whole")
 	}

@@ -47,6 +47,7 @@ func renderState(w io.Writer, info storage.SessionInfo, s state.State, files []r
 	if info.Workspace != "" {
 		fmt.Fprintf(w, "workspace %s\n", transcript.Inert(info.Workspace))
 	}
+	renderBriefing(w, s.Briefing)
 	m := s.Memory
 	if m.CurrentGoal != "" {
 		section(w, "goal", m.CurrentGoal)
@@ -104,6 +105,32 @@ func renderState(w io.Writer, info storage.SessionInfo, s state.State, files []r
 	}
 	if s.ErrorMessage != "" {
 		section(w, "error", s.ErrorMessage)
+	}
+}
+
+// renderBriefing says what the session was told besides the conversation:
+// the instruction files its system prompt holds, and the memories the
+// latest task was given.
+func renderBriefing(w io.Writer, b state.Briefing) {
+	if len(b.Instructions) > 0 {
+		fmt.Fprintln(w, "\ninstructions read when the session began (show --system prints them)")
+		for _, f := range b.Instructions {
+			cut := ""
+			if f.Truncated {
+				cut = ", cut to fit the cap"
+			}
+			fmt.Fprintf(w, "  %s (%s%s)\n", transcript.Inert(f.Path), transcript.Count(f.Tokens, "token"), cut)
+		}
+	}
+	if len(b.Memories) > 0 {
+		fmt.Fprintln(w, "\nmemories the latest task was told ('retrace memory' manages them)")
+		for _, m := range b.Memories {
+			scope := "every project"
+			if !m.Everywhere() {
+				scope = "this project"
+			}
+			fmt.Fprintf(w, "  %s (%s) %s\n", m.ID, scope, oneLine(transcript.Inert(m.Text)))
+		}
 	}
 }
 

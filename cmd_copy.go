@@ -58,19 +58,22 @@ func copyCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			}
 			fmt.Fprintf(c.stdout, "copied session %s %q: %d versions, head v%d\n", info.ID, title(info), info.Versions, info.Head)
 		}
+		memories := error(nil)
 		if len(ids) == 0 {
 			// A whole copy carries what the agent remembers too.
-			n, err := copyMemories(ctx, source, target)
-			switch {
-			case err != nil:
-				fmt.Fprintf(c.stderr, "retrace: the memory log not copied: %s\n", explain(err))
-				failed++
+			var n int
+			switch n, memories = copyMemories(ctx, source, target); {
+			case memories != nil:
+				fmt.Fprintf(c.stderr, "retrace: the memory log not copied: %s\n", explain(memories))
 			case n > 0:
 				fmt.Fprintf(c.stdout, "copied the memory log: %s\n", transcript.Count(n, "entry"))
 			}
 		}
 		if failed > 0 {
-			return fmt.Errorf("%d of %d sessions or logs not copied from %s to %s (each named above)", failed, len(list)+1, locationName(src), locationName(*to))
+			return fmt.Errorf("%d of %d sessions not copied from %s to %s (each named above)", failed, len(list), locationName(src), locationName(*to))
+		}
+		if memories != nil {
+			return fmt.Errorf("the memory log not copied from %s to %s (said above); the sessions were", locationName(src), locationName(*to))
 		}
 		fmt.Fprintf(c.stdout, "%d sessions copied from %s to %s\n", len(list), locationName(src), locationName(*to))
 		return nil

@@ -156,7 +156,7 @@ func TestCopyRoundTripsThroughPostgres(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	orig, back := filepath.Join(dir, "orig.db"), filepath.Join(dir, "back.db")
-	corpus, err := os.ReadFile(filepath.Join("storage", "boltstore", "testdata", "schema4.db"))
+	corpus, err := os.ReadFile(filepath.Join("storage", "boltstore", "testdata", "schema6.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,15 +177,22 @@ func TestCopyRoundTripsThroughPostgres(t *testing.T) {
 		ids = append(ids, s.ID)
 	}
 	st.Close()
-	if len(ids) != 5 {
-		t.Fatalf("the corpus holds %d sessions, want 5", len(ids))
+	if len(ids) != 6 {
+		t.Fatalf("the corpus holds %d sessions, want 6", len(ids))
 	}
 
 	out := retrace(t, "copy", "--from", orig, "--to", url).ok(t).stdout
-	if !strings.Contains(out, "5 sessions copied") {
+	if !strings.Contains(out, "6 sessions copied") || !strings.Contains(out, "copied the memory log: 5 entries") {
 		t.Errorf("copy to PostgreSQL said:\n%s", out)
 	}
 	retrace(t, "copy", "--from", url, "--to", back).ok(t)
+	// The memory log goes with a whole copy, entry for entry.
+	want := retrace(t, "memory", "log", "--json", "--db", orig).ok(t).stdout
+	for _, db := range []string{url, back} {
+		if got := retrace(t, "memory", "log", "--json", "--db", db).ok(t).stdout; got != want || !strings.Contains(got, `"restored"`) {
+			t.Errorf("the memory log in %s differs from the original:\n%s\nwant\n%s", locationName(db), got, want)
+		}
+	}
 	for _, id := range ids {
 		for _, args := range [][]string{{"show", id, "--json"}, {"show", id, "--version", "1", "--json"}, {"log", id, "--json"}, {"export", id}} {
 			want := retrace(t, append(args, "--db", orig)...).ok(t).stdout

@@ -47,6 +47,11 @@ func runTask(ctx context.Context, c *cli, f runFlags, args []string) error {
 	if err != nil {
 		return err // before any session is created
 	}
+	// The project's settings, and the tools allowed in it, come before
+	// the model is chosen and the allowed tools listed.
+	if err := c.forProject(&cfg, first(f.workspace, "."), f.modelFlags, ""); err != nil {
+		return err
+	}
 	allowed, err := allowList(f.allow, cfg.AllowedTools)
 	if err != nil {
 		return err

@@ -71,10 +71,6 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	if err != nil {
 		return err
 	}
-	palette, err := themes.Resolve(first(f.theme, cfg.Theme), os.Getenv)
-	if err != nil {
-		return err
-	}
 	st, err := c.openStore(ctx)
 	if err != nil {
 		return err
@@ -87,6 +83,13 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	// A session that talks to the demo model resumes with it, in the demo's
 	// sample project, without --demo.
 	ws, err := openWorkspace(f.workspace, f.demo || talksToDemo(ctx, st, id, cfg))
+	if err != nil {
+		return err
+	}
+	if err := c.forProject(&cfg, ws.Root(), f.modelFlags, f.theme); err != nil {
+		return err
+	}
+	palette, err := themes.Resolve(first(f.theme, cfg.Theme), os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -109,7 +112,9 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 		{Line: self + " -c", Does: "continues the latest session"},
 		{Line: self + " -r ID", Does: "resumes one; " + self + " sessions lists them"},
 	}}
-	model := tui.New(tuiDriver{ctrl: ctrl}, tui.Options{Palette: palette, Editor: os.Getenv("EDITOR"), SaveTheme: cfg.saveTheme, Start: start})
+	prefs := &livePrefs{cfg: cfg}
+	model := tui.New(tuiDriver{ctrl: ctrl, settings: prefs.settings}, tui.Options{Palette: palette, Editor: os.Getenv("EDITOR"),
+		SaveTheme: prefs.saveTheme, SaveProjectTool: prefs.saveProjectTool, Start: start})
 	_, runErr := tea.NewProgram(model, tea.WithContext(ctx)).Run()
 	id = ctrl.Info().Session.ID
 	if err := ctrl.Close(); err != nil {

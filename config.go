@@ -20,6 +20,7 @@ import (
 	"retrace/agent/snapshot"
 	"retrace/agent/tools"
 	"retrace/state"
+	"retrace/tui"
 )
 
 // config is how retrace reaches its model, merged from (first wins) flags,
@@ -43,7 +44,16 @@ type config struct {
 	// Warnings are what a person should know about the file that does
 	// not stop retrace: settings it does not know, ignored.
 	Warnings []string
-	unknown  []string // those settings, each with a suggestion if one is close
+	// From says where each setting in force comes from, by its name in
+	// the config file: a flag, the environment, the file, or the default.
+	From map[string]string
+	// Project is the project the settings were taken for (forProject):
+	// its repository root. projects is what the person's config keeps
+	// for each project.
+	Project        string
+	projects       map[string]projectPrefs
+	projectWarning string   // what the project's file set that it may not, in a few words
+	unknown        []string // those settings, each with a suggestion if one is close
 
 	// The layers of the endpoint: flags and the environment override what
 	// a session recorded; the file and the defaults only fill in.
@@ -77,6 +87,9 @@ type fileConfig struct {
 	// RETRACE_DB says: a file, or a postgres:// URL (store_location.go
 	// reads it).
 	Database string `toml:"database"`
+	// Projects keeps the person's settings for one project, by its
+	// repository root (config_project.go).
+	Projects map[string]projectPrefs `toml:"projects"`
 }
 
 const (
@@ -132,6 +145,16 @@ func loadConfig(m modelFlags, getenv func(string) string) (config, error) {
 		}
 	}
 	c.explicit = state.Endpoint{Model: first(m.model, getenv("RETRACE_MODEL")), BaseURL: trimURL(first(m.baseURL, getenv("OPENAI_BASE_URL")))}
+	file := "config " + path
+	c.From = map[string]string{
+		"model":          origin(m.model, "--model", getenv("RETRACE_MODEL"), "$RETRACE_MODEL", fc.Model, file),
+		"base_url":       origin(m.baseURL, "--base-url", getenv("OPENAI_BASE_URL"), "$OPENAI_BASE_URL", fc.BaseURL, file),
+		"context_window": origin(strconv.Itoa(m.contextWindow), "--context-window", strconv.Itoa(fc.ContextWindow), file),
+		"max_iterations": origin(strconv.Itoa(m.maxIterations), "--max-iterations", strconv.Itoa(fc.MaxIterations), file),
+		"theme":          origin(fc.Theme, file),
+		"allowed_tools":  origin(strings.Join(fc.AllowedTools, ","), file),
+		"sandbox":        origin(fc.Sandbox, file),
+	}
 	c.fallback = state.Endpoint{Model: first(fc.Model, defaultModel), BaseURL: trimURL(first(fc.BaseURL, defaultBaseURL)), KeyEnv: first(fc.APIKeyEnv, "OPENAI_API_KEY")}
 	c.apiKeyFlag, c.getenv = m.apiKey, getenv
 	ep := c.endpointOf(state.Endpoint{})
@@ -139,7 +162,7 @@ func loadConfig(m modelFlags, getenv func(string) string) (config, error) {
 	c.apiKey, c.KeySource = c.key(ep.KeyEnv)
 	c.ContextWindow = firstInt(m.contextWindow, fc.ContextWindow)
 	c.MaxIterations = firstInt(m.maxIterations, fc.MaxIterations, 20)
-	c.Theme, c.AllowedTools = fc.Theme, fc.AllowedTools
+	c.Theme, c.AllowedTools, c.projects = fc.Theme, fc.AllowedTools, fc.Projects
 	mode, err := sandbox.ParseMode(fc.Sandbox)
 	if err != nil {
 		return c, fmt.Errorf("config %s: %w", c.File, err)
@@ -183,6 +206,9 @@ func (c *config) warnUnknown(keys []toml.Key) {
 // notice is the warnings in a few words, for the interface's status line.
 func (c config) notice() string {
 	if len(c.unknown) == 0 {
+		if c.projectWarning != "" {
+			return c.projectWarning
+		}
 		return ""
 	}
 	return "config: ignored unknown " + strings.Join(c.unknown, ", ")
@@ -290,6 +316,40 @@ func (c config) session(ws *tools.Workspace, allowed []string, interactive bool,
 	}
 }
 
+// settings are the preferences in force, each with where it comes from,
+// for the interface's /memory view. The API key is never shown: only
+// where it comes from.
+func (c config) settings() []tui.Setting {
+	window := "the model's own"
+	if c.ContextWindow > 0 {
+		window = strconv.Itoa(c.ContextWindow) + " tokens"
+	}
+	allowed := "none (each asks first)"
+	if len(c.AllowedTools) > 0 {
+		allowed = strings.Join(c.AllowedTools, ", ")
+	}
+	theme := first(c.Theme, "dark")
+	key := "not set"
+	if c.apiKey != "" {
+		key = "set"
+	}
+	instructions := "none"
+	if dir := c.userDir(); dir != "" {
+		instructions = filepath.Join(dir, "AGENTS.md")
+	}
+	return []tui.Setting{
+		{Name: "model", Value: c.Model, From: c.From["model"]},
+		{Name: "base_url", Value: c.BaseURL, From: c.From["base_url"]},
+		{Name: "api key", Value: key, From: c.KeySource},
+		{Name: "context_window", Value: window, From: c.From["context_window"]},
+		{Name: "max_iterations", Value: strconv.Itoa(c.MaxIterations), From: c.From["max_iterations"]},
+		{Name: "theme", Value: theme, From: c.From["theme"]},
+		{Name: "allowed_tools", Value: allowed, From: c.From["allowed_tools"]},
+		{Name: "sandbox", Value: c.Sandbox.String(), From: c.From["sandbox"]},
+		{Name: "your AGENTS.md", Value: instructions, From: "beside the config file"},
+	}
+}
+
 // userDir is the directory of the person's own files, beside the config
 // file: their AGENTS.md, for every project.
 func (c config) userDir() string {
@@ -335,6 +395,18 @@ func defaultConfigPath(getenv func(string) string) string {
 		dir = filepath.Join(home, ".config")
 	}
 	return filepath.Join(dir, "retrace", "config.toml")
+}
+
+// origin is where a setting comes from: the source named after the
+// first value set (pairs of value and source, a number 0 counting as
+// unset), else the default.
+func origin(pairs ...string) string {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if v := pairs[i]; v != "" && v != "0" {
+			return pairs[i+1]
+		}
+	}
+	return "default"
 }
 
 func first(vs ...string) string {

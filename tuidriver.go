@@ -20,7 +20,8 @@ import (
 // declares its own small types, and these methods convert to and from
 // them. Every decision is the controller's.
 type tuiDriver struct {
-	ctrl *session.Controller
+	ctrl     *session.Controller
+	settings func() []tui.Setting // the preferences in force, from the command line and the config
 }
 
 func (d tuiDriver) Next() tea.Msg {
@@ -73,7 +74,36 @@ func (d tuiDriver) info(i session.Info) tui.SessionInfo {
 	return tui.SessionInfo{ID: s.ID, Title: s.Title, Model: i.Model, Workspace: s.Workspace, Phase: s.Phase,
 		Head: s.Head, Versions: s.Versions, Branch: i.Branch, Branches: i.Branches, Updated: s.UpdatedAt,
 		Window: i.Window, ReadOnly: i.ReadOnly, Demo: i.Endpoint.BaseURL == demoEndpoint,
-		Commands: i.Commands.String(), CommandsWarn: i.Commands.Warning() != ""}
+		Commands: i.Commands.String(), CommandsWarn: i.Commands.Warning() != "", Project: d.ctrl.Project()}
+}
+
+func (d tuiDriver) Memories() ([]state.Memory, error) {
+	m, err := d.ctrl.Memories()
+	return m.List, err
+}
+
+func (d tuiDriver) Remember(text string, everywhere bool) (state.Memory, error) {
+	return d.ctrl.Remember(text, everywhere)
+}
+
+func (d tuiDriver) Forget(id string) error {
+	_, err := d.ctrl.Forget(id)
+	return err
+}
+
+func (d tuiDriver) Settings() []tui.Setting {
+	if d.settings == nil {
+		return nil
+	}
+	out := d.settings()
+	// The model is the session's: what it recorded, unless a flag or
+	// the environment names another.
+	for i, s := range out {
+		if s.Name == "model" {
+			out[i].Value = d.ctrl.Info().Model
+		}
+	}
+	return out
 }
 
 func (d tuiDriver) Current() (tui.SessionInfo, state.State) {

@@ -38,6 +38,13 @@ func TestBriefingIsKeptByTheState(t *testing.T) {
 	if got := snapshotRoundTrip(t, s); !reflect.DeepEqual(got.Briefing, want) {
 		t.Fatalf("the snapshot's briefing is %+v", got.Briefing)
 	}
+	for _, b := range []state.Briefing{{Instructions: files}, {Memories: second.Memories}} {
+		one := s
+		one.Briefing = b
+		if got := snapshotRoundTrip(t, one); !reflect.DeepEqual(got.Briefing, b) {
+			t.Fatalf("a snapshot of the briefing %+v reads back as %+v", b, got.Briefing)
+		}
+	}
 	_, err := state.Apply(s, state.Event{Kind: state.PlanSet, At: memoryT0, Plan: []state.Step{{Text: "x"}}, Briefing: second})
 	var ee *state.EventError
 	if !errors.As(err, &ee) || !strings.Contains(err.Error(), "only user_message carries a briefing") {

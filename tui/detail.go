@@ -211,8 +211,8 @@ func (m *Model) approvalBox(width, height int) []string {
 	k := keymap.Approval
 	foot := []string{"", d.ButtonActive.Render(" "+legend(k.Approve)+" approve ") + " " +
 		d.Button.Render(" "+legend(k.Always)+" approve "+tool+" for this session ") + " " +
-		d.Button.Render(" "+legend(k.Deny)+" deny ") + " " +
-		d.Muted.Render(legend(k.Cancel)+" cancels the task · "+legendPair(k.Up, k.Down)+" scroll")}
+		d.Button.Render(" "+legend(k.Deny)+" deny "),
+		"  " + d.Muted.Render(legend(k.Project)+" approve "+tool+" in every session of this project · "+legend(k.Cancel)+" cancels the task · "+legendPair(k.Up, k.Down)+" scroll")}
 	body := a.Diff
 	if body == "" && a.Command == "" {
 		body = prettyJSON(a.Args)

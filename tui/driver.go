@@ -72,7 +72,21 @@ type Driver interface {
 	Export(format, path string) (string, error)
 	// Compact summarises the older turns now.
 	Compact() error
+
+	// Memories are what the agent remembers across sessions, every
+	// project's; Remember keeps one for the open session's project (or
+	// every project), and Forget removes one (issue 17).
+	Memories() ([]state.Memory, error)
+	Remember(text string, everywhere bool) (state.Memory, error)
+	Forget(id string) error
+	// Settings are the preferences in force, each with where it comes
+	// from.
+	Settings() []Setting
 }
+
+// Setting is one preference in force and where it comes from: a flag, the
+// environment, the project's config, the person's config, or the default.
+type Setting struct{ Name, Value, From string }
 
 // RestoreHow says what a restore does with files changed outside
 // retrace: overwrite them (Force), or leave every file and move only the
@@ -127,6 +141,9 @@ type SessionInfo struct {
 	// than the configuration asks, or not at all).
 	Commands     string
 	CommandsWarn bool
+	// Project is what the session's memories are kept for: its
+	// workspace's repository root.
+	Project string
 }
 
 // Version is one version on a path, with the event that made it.
@@ -153,6 +170,9 @@ type Branch struct {
 type Decision struct {
 	Approve bool
 	Always  bool // this tool, for the rest of the session
+	// Project: and in every later session of the project, kept in the
+	// person's config (Options.SaveProjectTool).
+	Project bool
 }
 
 // Messages the driver sends.

@@ -2,6 +2,8 @@ package tui
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,7 +38,10 @@ type fakeDriver struct {
 	takeErr    error // what TakeOver returns
 	deleted    []string
 	compacted  int
-	compactErr error       // what Compact returns
+	compactErr error // what Compact returns
+	memories   []state.Memory
+	forgotten  []string
+	settings   []Setting
 	submitErr  error       // what Submit returns: no task starts
 	openErr    error       // what Open returns
 	deleteErr  error       // what Delete returns
@@ -105,6 +110,37 @@ func (f *fakeDriver) Compact() error {
 	f.compacted++
 	return f.compactErr
 }
+
+func (f *fakeDriver) Memories() ([]state.Memory, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.memories), nil
+}
+
+func (f *fakeDriver) Remember(text string, everywhere bool) (state.Memory, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m := state.Memory{ID: fmt.Sprintf("mem%d", len(f.memories)+1), Text: text, CreatedAt: t0, UpdatedAt: t0}
+	if !everywhere {
+		m.Project = f.info.Project
+	}
+	f.memories = append(f.memories, m)
+	return m, nil
+}
+
+func (f *fakeDriver) Forget(id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i := slices.IndexFunc(f.memories, func(m state.Memory) bool { return m.ID == id })
+	if i < 0 {
+		return fmt.Errorf("no memory %q", id)
+	}
+	f.memories = slices.Delete(f.memories, i, i+1)
+	f.forgotten = append(f.forgotten, id)
+	return nil
+}
+
+func (f *fakeDriver) Settings() []Setting { return f.settings }
 
 func (f *fakeDriver) Delete(id string) error {
 	f.mu.Lock()

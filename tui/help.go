@@ -27,6 +27,7 @@ func helpSections() []helpSection {
 		{"Approval", keymap.Approval.bindings()},
 		{"Sessions (type to filter)", keymap.Sessions.bindings()},
 		{"Tool call in full", keymap.Detail.bindings()},
+		{"Memories (/memory)", keymap.Memories.bindings()},
 		{"Questions", keymap.Confirm.bindings()},
 		{"This help", keymap.Help.bindings()},
 	}
@@ -144,7 +145,7 @@ func (m *Model) keyHint() string {
 		hints = append(hints, hint("no", c.No))
 	case m.approval != nil:
 		a := keymap.Approval
-		hints = []key.Binding{hint("approve", a.Approve), hint("always", a.Always), hint("deny", a.Deny), hint("cancel", a.Cancel)}
+		hints = []key.Binding{hint("approve", a.Approve), hint("always", a.Always), hint("project", a.Project), hint("deny", a.Deny), hint("cancel", a.Cancel)}
 	case m.mode == modeHelp:
 		h := keymap.Help
 		hints = []key.Binding{hint("scroll", h.Up, h.Down), hint("close", h.Close)}
@@ -160,6 +161,9 @@ func (m *Model) keyHint() string {
 	case m.mode == modeToolDetail:
 		d := keymap.Detail
 		hints = []key.Binding{hint("scroll", d.Up, d.Down), hint("back", d.Close)}
+	case m.mode == modeMemories:
+		k := keymap.Memories
+		hints = []key.Binding{hint("choose", k.Up, k.Down), hint("remove", k.Delete), hint("back", k.Close)}
 	case m.running:
 		c := keymap.Chat
 		hints = []key.Binding{hint("cancel", c.Cancel), hint("timeline", c.Timeline), hint("help", c.Help)}

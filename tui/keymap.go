@@ -17,6 +17,7 @@ type keyMap struct {
 	Approval approvalKeys
 	Sessions sessionsKeys
 	Detail   detailKeys
+	Memories memoriesKeys
 	Confirm  confirmKeys
 	Help     helpKeys
 }
@@ -71,6 +72,7 @@ var keymap = keyMap{
 	Approval: approvalKeys{
 		Approve:  bind("approve this call", "a", "y", "enter"),
 		Always:   bind("approve this tool for the rest of the session", "s"),
+		Project:  bind("approve this tool in every session of this project (kept in your config)", "p"),
 		Deny:     bind("deny (the model is told)", "d", "n"),
 		Cancel:   bind("cancel the task", "esc"),
 		Up:       bind("scroll what the call will do up a line", "up", "k"),
@@ -94,6 +96,12 @@ var keymap = keyMap{
 		PageDown: bind("scroll down a page", "pgdown", "space"),
 		Top:      bind("the top", "home", "g"),
 		Close:    bind("back to the chat", "esc", "q", "enter"),
+	},
+	Memories: memoriesKeys{
+		Up:     bind("the memory above", "up", "k"),
+		Down:   bind("the memory below", "down", "j"),
+		Delete: bind("remove the memory, after a question", "d"),
+		Close:  bind("back to the chat", "esc", "q"),
 	},
 	Confirm: confirmKeys{
 		Yes:  bind("yes", "y", "Y"),
@@ -145,12 +153,12 @@ func (k treeKeys) bindings() []key.Binding { return []key.Binding{k.Up, k.Down, 
 
 // approvalKeys answer a gated tool call; they win over every mode.
 type approvalKeys struct {
-	Approve, Always, Deny, Cancel key.Binding
-	Up, Down, PageUp, PageDown    key.Binding
+	Approve, Always, Project, Deny, Cancel key.Binding
+	Up, Down, PageUp, PageDown             key.Binding
 }
 
 func (k approvalKeys) bindings() []key.Binding {
-	return []key.Binding{k.Approve, k.Always, k.Deny, k.Cancel, k.Up, k.Down, k.PageUp, k.PageDown}
+	return []key.Binding{k.Approve, k.Always, k.Project, k.Deny, k.Cancel, k.Up, k.Down, k.PageUp, k.PageDown}
 }
 
 // sessionsKeys drive the sessions dialog; typed letters filter it.
@@ -166,6 +174,11 @@ type detailKeys struct{ Up, Down, PageUp, PageDown, Top, Close key.Binding }
 func (k detailKeys) bindings() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Close}
 }
+
+// memoriesKeys move through the memories and remove one.
+type memoriesKeys struct{ Up, Down, Delete, Close key.Binding }
+
+func (k memoriesKeys) bindings() []key.Binding { return []key.Binding{k.Up, k.Down, k.Delete, k.Close} }
 
 // confirmKeys answer a yes/no question; anything but yes is no.
 type confirmKeys struct{ Yes, Keep, No key.Binding }

@@ -33,6 +33,8 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.helpKey(k)
 	case modeToolDetail:
 		return m.detailKey(k)
+	case modeMemories:
+		return m.memoriesKey(k)
 	case modeSessions:
 		return m.sessionsKey(k)
 	case modeTree:
@@ -177,6 +179,8 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.decide(Decision{Approve: true})
 	case key.Matches(k, a.Always):
 		return m.decide(Decision{Approve: true, Always: true})
+	case key.Matches(k, a.Project):
+		return m.decide(Decision{Approve: true, Always: true, Project: true})
 	case key.Matches(k, a.Deny):
 		return m.decide(Decision{})
 	case key.Matches(k, a.Cancel):

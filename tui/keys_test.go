@@ -14,7 +14,7 @@ import (
 // helpTitles names, for each keymap field, its section of the help.
 var helpTitles = map[string]string{
 	"Chat": "Chat", "Timeline": "Timeline", "Tree": "Branches", "Approval": "Approval",
-	"Sessions": "Sessions (type to filter)", "Detail": "Tool call in full", "Confirm": "Questions", "Help": "This help",
+	"Sessions": "Sessions (type to filter)", "Detail": "Tool call in full", "Memories": "Memories (/memory)", "Confirm": "Questions", "Help": "This help",
 }
 
 // modeBindings are the keymap's bindings by mode, read by reflection: a

@@ -21,6 +21,10 @@ type Options struct {
 	// SaveTheme records the theme chosen with /theme, so the next start
 	// uses it; without it /theme says there is nowhere to save.
 	SaveTheme func(name string) error
+	// SaveProjectTool keeps a tool among those that run without asking
+	// in every session of the open session's project, for the approval's
+	// "always, in this project".
+	SaveProjectTool func(tool string) error
 	// Start is what the command line gave: a prompt to send, the shell
 	// commands the welcome names.
 	Start Start
@@ -36,6 +40,7 @@ const (
 	modeSessions
 	modeHelp
 	modeToolDetail
+	modeMemories
 )
 
 // focus is which pane of the chat mode takes the arrow keys.
@@ -83,6 +88,7 @@ type Model struct {
 	helpFrom   mode // the mode closing the help returns to
 	// earlier is the whole state the head's left-out messages are read
 	// from (earlier.go); earlierAsked, the last read asked for.
+	memories       *memoryView // the /memory view, while it is open
 	earlier        state.State
 	earlierAsked   earlierKey
 	earlierReading bool // a read is under way
@@ -97,6 +103,9 @@ type Model struct {
 func New(d Driver, opts Options) *Model {
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.SaveProjectTool == nil {
+		opts.SaveProjectTool = func(string) error { return errors.New("there is no config file to keep it in") }
 	}
 	if opts.SaveTheme == nil {
 		opts.SaveTheme = func(string) error { return errors.New("there is no config file to save the theme in") }
@@ -197,6 +206,12 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case earlierMsg:
 		return m, m.handleEarlier(msg)
+	case memoriesMsg:
+		return m, m.handleMemories(msg)
+	case rememberedMsg:
+		return m, m.handleRemembered(msg)
+	case forgottenMsg:
+		return m, m.handleForgotten(msg)
 	case reportMsg:
 		return m, m.handleReport(msg)
 	case tea.WindowSizeMsg:

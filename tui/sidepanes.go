@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -170,6 +171,27 @@ func noteLines(st *themes.Styles, notes map[string]string, width int) []string {
 	var out []string
 	for _, k := range keys {
 		out = append(out, st.Notes.Key.Render(clip(inert(k), width/2))+" "+st.Notes.Value.Render(clip(inert(notes[k]), width-visibleWidth(k)-1)))
+	}
+	return out
+}
+
+// briefingLines say what the session was told besides the conversation:
+// the instruction files, by their directory's name, and how many
+// memories the latest task was given.
+func briefingLines(st *themes.Styles, b state.Briefing, width int) []string {
+	var out []string
+	if len(b.Instructions) > 0 {
+		names := make([]string, len(b.Instructions))
+		for i, f := range b.Instructions {
+			names[i] = filepath.Join(filepath.Base(filepath.Dir(f.Path)), filepath.Base(f.Path))
+			if f.Truncated {
+				names[i] += " (cut)"
+			}
+		}
+		out = append(out, st.Notes.Key.Render("read")+" "+st.Notes.Value.Render(clip(inert(strings.Join(names, ", ")), width-5)))
+	}
+	if n := len(b.Memories); n > 0 {
+		out = append(out, st.Notes.Key.Render("remembers")+" "+st.Notes.Value.Render(clip(fmt.Sprintf("%d (/memory)", n), width-10)))
 	}
 	return out
 }

@@ -275,7 +275,17 @@ func (m *Model) decide(d Decision) tea.Cmd {
 	if m.approval == nil {
 		return nil
 	}
+	tool, save := m.approval.Tool, m.opts.SaveProjectTool
 	m.approval = nil
 	m.detail = detailView{}
-	return func() tea.Msg { m.d.Decide(d); return nil }
+	return func() tea.Msg {
+		m.d.Decide(d)
+		if !d.Project {
+			return nil
+		}
+		if err := save(tool); err != nil {
+			return NoticeMsg{Text: "approved for this session; not kept for the project: " + err.Error()}
+		}
+		return NoticeMsg{Text: tool + " runs without asking in every session of this project (kept in your config; /memory lists it)"}
+	}
 }

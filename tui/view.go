@@ -56,6 +56,8 @@ func (m *Model) mainLines() []string {
 		return frame("Version tree", m.timeline.treeLines(&m.st, w-2, h-2), w, h, m.st.Pane.BorderFocused, m.st.Pane.TitleFocused)
 	case m.mode == modeToolDetail:
 		return frame(m.detail.title, m.detail.lines(&m.st, w-2, h-2), w, h, m.st.Pane.BorderFocused, m.st.Pane.TitleFocused)
+	case m.mode == modeMemories && m.memories != nil:
+		return frame(fmt.Sprintf("Memories (%d)", len(m.memories.list)), m.memories.lines(&m.st, w-2, h-2), w, h, m.st.Pane.BorderFocused, m.st.Pane.TitleFocused)
 	case m.approval != nil && !m.lay.wide:
 		return m.approvalBox(w, h)
 	}
@@ -95,7 +97,7 @@ func (m *Model) sideColumn(w int) []string {
 	out = append(out, frame("Plan", planLines(&m.st, s, w-2), w, m.lay.planH, p.Border, p.Title)...)
 	out = append(out, frame(fmt.Sprintf("Tools (%d)", m.callsLeft+len(m.calls)),
 		m.tools.lines(&m.st, m.calls, w-2, m.lay.toolsH-2, m.focus == focusTools), w, m.lay.toolsH, toolBorder, toolTitle)...)
-	out = append(out, frame("Notes", noteLines(&m.st, s.Memory.Notes, w-2), w, m.lay.notesH, p.Border, p.Title)...)
+	out = append(out, frame("Notes", append(noteLines(&m.st, s.Memory.Notes, w-2), briefingLines(&m.st, s.Briefing, w-2)...), w, m.lay.notesH, p.Border, p.Title)...)
 	return out
 }
 
@@ -123,6 +125,7 @@ func (m *Model) narrowLines(w, h int) []string {
 	case 3:
 		lines := append(phaseLines(&m.st, s, m.phaseTiming(), w-2), "")
 		lines = append(lines, noteLines(&m.st, s.Memory.Notes, w-2)...)
+		lines = append(lines, briefingLines(&m.st, s.Briefing, w-2)...)
 		out = append(out, frame("Phase and notes", lines, w, ph, m.st.Pane.Border, m.st.Pane.Title)...)
 	default:
 		out = append(out, m.conversationBox(w, ph)...)

@@ -79,6 +79,10 @@ func (c *Controller) Remember(text string, everywhere bool) (state.Memory, error
 	return Remember(c.base, c.store, c.cfg.Workspace.Root(), secret.Text(text), everywhere, source)
 }
 
+// Project is what the memories this controller keeps are kept for: its
+// workspace's project.
+func (c *Controller) Project() string { return Project(c.cfg.Workspace.Root()) }
+
 // Memories are every memory the store keeps, as of now.
 func (c *Controller) Memories() (state.Memories, error) {
 	return storage.Memories(c.base, c.store)

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -82,6 +83,17 @@ func maxTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// FoldStored folds a memory log read from the store at where: an entry
+// that does not follow the ones before it was not written so by any
+// append, and is damage.
+func FoldStored(where string, log []state.MemoryEvent) (state.Memories, error) {
+	m, err := state.FoldMemories(log)
+	if me := (*state.MemoryError)(nil); errors.As(err, &me) {
+		return m, MemoryDamage(where, me.Version, "does not follow the entries before it: %s", me.Reason)
+	}
+	return m, err
 }
 
 // MemoryDamage is a *CorruptError for the memory log's entry v.

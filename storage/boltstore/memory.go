@@ -113,11 +113,7 @@ func (s *Store) foldMemory(b *bolt.Bucket) (state.Memories, error) {
 	if err != nil {
 		return state.Memories{}, err
 	}
-	m, err := state.FoldMemories(log)
-	if me := (*state.MemoryError)(nil); errors.As(err, &me) {
-		return m, storage.MemoryDamage(s.path, me.Version, "does not follow the entries before it: %s", me.Reason)
-	}
-	return m, err
+	return storage.FoldStored(s.path, log)
 }
 
 func encodeMemory(ev state.MemoryEvent) ([]byte, error) {

@@ -2,12 +2,10 @@ package pgstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
-	"retrace/state"
 	"retrace/storage"
 )
 
@@ -52,11 +50,7 @@ func (s *Store) Check(ctx context.Context) (storage.CheckReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	if _, err := state.FoldMemories(log); err != nil {
-		var me *state.MemoryError
-		if errors.As(err, &me) {
-			return rep, storage.MemoryDamage(s.where, me.Version, "does not follow the entries before it: %s", me.Reason)
-		}
+	if _, err := storage.FoldStored(s.where, log); err != nil {
 		return rep, err
 	}
 	rep.Memories = len(log)

@@ -34,10 +34,7 @@ func (s *Store) AppendMemory(ctx context.Context, ev state.MemoryEvent) (state.M
 		if err != nil {
 			return err
 		}
-		cur, err := state.FoldMemories(log)
-		if me := (*state.MemoryError)(nil); errors.As(err, &me) {
-			return storage.MemoryDamage(s.where, me.Version, "does not follow the entries before it: %s", me.Reason)
-		}
+		cur, err := storage.FoldStored(s.where, log)
 		if err != nil {
 			return err
 		}

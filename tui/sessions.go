@@ -25,6 +25,11 @@ type sessionList struct {
 	// refused: the next key puts that away, and a letter typed to do so
 	// must not land in the filter.
 	refused bool
+	// reading is set until the list comes: the dialog opens at once, so
+	// what is typed after Ctrl+S filters it rather than landing in the
+	// message (and being sent with the Enter that was meant to open);
+	// an Enter typed meanwhile opens the first match once it comes.
+	reading, openWhenRead bool
 }
 
 func (l *sessionList) visible() []SessionInfo {
@@ -50,6 +55,9 @@ func (l *sessionList) selected() (SessionInfo, bool) {
 }
 
 func (m *Model) openSessions() tea.Cmd {
+	if m.mode != modeSessions {
+		m.sessions, m.mode = &sessionList{reading: true}, modeSessions
+	}
 	return func() tea.Msg {
 		list, err := m.d.Sessions()
 		return sessionsMsg{list: list, err: err}
@@ -59,14 +67,20 @@ func (m *Model) openSessions() tea.Cmd {
 func (m *Model) handleSessions(msg sessionsMsg) tea.Cmd {
 	if msg.err != nil {
 		m.notice = "sessions: " + msg.err.Error()
+		if m.sessions != nil && m.sessions.reading {
+			m.sessions, m.mode = nil, modeChat
+		}
 		return nil
 	}
-	filter := ""
+	filter, open := "", false
 	if m.sessions != nil && m.mode == modeSessions {
-		filter = m.sessions.filter
+		filter, open = m.sessions.filter, m.sessions.openWhenRead
 	}
 	m.sessions = &sessionList{all: msg.list, filter: filter}
 	m.mode = modeSessions
+	if s, ok := m.sessions.selected(); ok && open {
+		return m.openSession(s.ID)
+	}
 	return nil
 }
 
@@ -93,6 +107,7 @@ func (m *Model) sessionsKey(k tea.KeyPressMsg) tea.Cmd {
 		if s, ok := l.selected(); ok {
 			return m.openSession(s.ID)
 		}
+		l.openWhenRead = l.reading
 	case key.Matches(k, keys.New) && acts:
 		return m.newSession()
 	case key.Matches(k, keys.Delete) && acts:
@@ -179,7 +194,10 @@ func (l *sessionList) lines(st *themes.Styles, width, height int) []string {
 	out := []string{s.Filter.Render(filter) + s.Meta.Render(fmt.Sprintf("  ·  %s open · %s new · %s delete · %s back",
 		legend(k.Open), legend(k.New), legend(k.Delete), legend(k.Close))), ""}
 	vis := l.visible()
-	if len(vis) == 0 {
+	switch {
+	case l.reading:
+		return append(out, s.Meta.Render("reading the sessions…"))
+	case len(vis) == 0:
 		return append(out, s.Meta.Render("no sessions match"))
 	}
 	cols := columnsFor(vis, width)

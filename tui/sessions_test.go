@@ -215,3 +215,30 @@ func TestNewSessionTakesItsIDWithoutACheckpoint(t *testing.T) {
 		t.Fatalf("after a first task with no checkpoint the status line is %q", s)
 	}
 }
+
+// What is typed right after Ctrl+S, before the list is read, filters the
+// list rather than landing in the message, and an Enter typed meanwhile
+// opens the first match once the list comes; nothing is sent.
+func TestTypingBeforeTheSessionsAreRead(t *testing.T) {
+	f := newFake(answeredSession()...)
+	f.sessions = []SessionInfo{{ID: "aaaa000011112222", Title: "first"}, {ID: "bbbb000011112222", Title: "second"}}
+	m := newModel(t, f, "dark", 100, 30)
+	_, read := m.Update(keyPress(t, "ctrl+s"))
+	for _, r := range "bbbb" {
+		m.Update(keyMsg(string(r)))
+	}
+	_, enter := m.Update(keyPress(t, "enter"))
+	run(m, enter)
+	if len(f.submitted) != 0 || m.input.Value() != "" {
+		t.Fatalf("the keys went to the message: sent %q, draft %q", f.submitted, m.input.Value())
+	}
+	if !strings.Contains(screenOf(m), "reading the sessions…") || !strings.Contains(screenOf(m), "filter: bbbb") {
+		t.Fatalf("while reading:\n%s", screenOf(m))
+	}
+	msg := read()
+	_, open := m.Update(msg)
+	run(m, open)
+	if len(f.opened) != 1 || f.opened[0] != "bbbb000011112222" {
+		t.Fatalf("opened %v", f.opened)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"retrace/state"
@@ -143,9 +144,11 @@ func readDir(dir string) (File, bool, error) {
 	return File{}, false, nil
 }
 
-// readText reads a regular file's text, up to maxRead bytes.
+// readText reads a regular file's text, up to maxRead bytes. It opens
+// without blocking, so that a FIFO in a file's place is refused rather
+// than waited on for a writer that never comes.
 func readText(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", err
 	}

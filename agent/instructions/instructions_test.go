@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"retrace/agent/instructions"
@@ -165,5 +166,14 @@ func TestReadPassesOverWhatIsNotText(t *testing.T) {
 	in, err = instructions.Read(instructions.Options{Workspace: dir, Count: words})
 	if err != nil || len(in.Files) != 0 || len(in.Skipped) != 1 || !strings.Contains(in.Skipped[0], "not a regular file") {
 		t.Fatalf("%+v, %v", in, err)
+	}
+	// A FIFO is refused, not waited on for a writer.
+	fifo := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(fifo, "AGENTS.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err = instructions.Read(instructions.Options{Workspace: fifo, Count: words})
+	if err != nil || len(in.Files) != 0 || len(in.Skipped) != 1 || !strings.Contains(in.Skipped[0], "not a regular file") {
+		t.Fatalf("a FIFO: %+v, %v", in, err)
 	}
 }

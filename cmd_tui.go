@@ -113,8 +113,17 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 		{Line: self + " -r ID", Does: "resumes one; " + self + " sessions lists them"},
 	}}
 	prefs := &livePrefs{cfg: cfg}
+	// A tool kept for the project runs without asking in the sessions this
+	// process starts later (/new) too, not only in later processes.
+	saveProjectTool := func(tool string) error {
+		if err := prefs.saveProjectTool(tool); err != nil {
+			return err
+		}
+		ctrl.Allow(tool)
+		return nil
+	}
 	model := tui.New(tuiDriver{ctrl: ctrl, settings: prefs.settings}, tui.Options{Palette: palette, Editor: os.Getenv("EDITOR"),
-		SaveTheme: prefs.saveTheme, SaveProjectTool: prefs.saveProjectTool, Start: start})
+		SaveTheme: prefs.saveTheme, SaveProjectTool: saveProjectTool, Start: start})
 	_, runErr := tea.NewProgram(model, tea.WithContext(ctx)).Run()
 	id = ctrl.Info().Session.ID
 	if err := ctrl.Close(); err != nil {

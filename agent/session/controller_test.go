@@ -395,3 +395,36 @@ func TestCloseInterruptsAndKeepsTheCheckpoint(t *testing.T) {
 		t.Fatal("the claim outlived Close")
 	}
 }
+
+// An approval for every session of the project reaches a session the
+// same controller starts later, as /new does, without asking again.
+func TestAllowReachesLaterSessions(t *testing.T) {
+	r := newRig(t)
+	if err := r.ctrl.Create(storage.NewSession{}); err != nil {
+		t.Fatal(err)
+	}
+	r.ctrl.Allow("write_file")
+	if err := r.ctrl.Draft(storage.NewSession{}); err != nil {
+		t.Fatal(err)
+	}
+	r.srv.Enqueue(plan("write out.txt"), writeCall("call_w1", "one"), llmserver.TextReply("Wrote it."))
+	if err := r.ctrl.Submit("write out.txt"); err != nil {
+		t.Fatal(err)
+	}
+	evs := until(t, r.ctrl, func(ev session.Event) bool {
+		_, ask := ev.(session.ApprovalNeeded)
+		return ask || isDone(ev)
+	})
+	done, ok := evs[len(evs)-1].(session.TaskDone)
+	if !ok {
+		r.ctrl.Cancel()
+		finish(t, r.ctrl)
+		t.Fatal("asked about write_file, which was allowed for every later session")
+	}
+	if done.Err != nil {
+		t.Fatal(done.Err)
+	}
+	if b, err := os.ReadFile(filepath.Join(r.ws, "out.txt")); err != nil || string(b) != "one" {
+		t.Fatalf("out.txt = %q, %v", b, err)
+	}
+}

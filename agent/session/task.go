@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"retrace/agent"
@@ -56,6 +57,19 @@ func (c *Controller) Decide(d agent.Decision) {
 	select {
 	case c.decided <- d:
 	default:
+	}
+}
+
+// Allow lets tool run without asking in every session this controller
+// opens or starts from now on, as Config.Allowed does: an approval "for
+// every session of this project" must not ask again after /new. The
+// session open now keeps its own answer (Decision.Always) and is
+// unchanged until its agent is made again.
+func (c *Controller) Allow(tool string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !slices.Contains(c.cfg.Allowed, tool) {
+		c.cfg.Allowed = append(slices.Clone(c.cfg.Allowed), tool)
 	}
 }
 

@@ -45,7 +45,7 @@ func (d tuiDriver) message(ev session.Event) tea.Msg {
 	case session.Retrying:
 		return tui.RetryMsg{Wait: ev.Wait, Attempt: ev.Attempt, Of: ev.Of, Reason: ev.Reason, Restart: ev.Restart}
 	case session.Notice:
-		return tui.NoticeMsg{Text: ev.Text}
+		return tui.NoticeMsg{Text: ev.Text, Passing: ev.Passing}
 	case session.ApprovalNeeded:
 		return approvalMsg(ev)
 	case session.TaskDone:

@@ -58,6 +58,10 @@ type Observer interface {
 	Delta(phase state.Phase, kind llm.DeltaKind, text string)
 	Retry(r llm.Retry)
 	Notice(text string)
+	// Working says what the task does now, until its next checkpoint
+	// (summarising older turns): a screen drops the line then, where a
+	// Notice stays.
+	Working(text string)
 }
 
 // Options tune the agent.

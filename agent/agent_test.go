@@ -133,7 +133,8 @@ func (o *recorder) Delta(_ state.Phase, _ llm.DeltaKind, text string) {
 		f()
 	}
 }
-func (o *recorder) Retry(llm.Retry) {}
+func (o *recorder) Retry(llm.Retry)     {}
+func (o *recorder) Working(text string) { o.Notice(text) }
 func (o *recorder) Notice(text string) {
 	o.mu.Lock()
 	o.notices = append(o.notices, text)

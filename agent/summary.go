@@ -49,7 +49,7 @@ func (a *Agent) summarize(ctx context.Context) (bool, error) {
 			older++
 		}
 	}
-	a.obs.Notice(fmt.Sprintf("summarising %d older messages to fit the context window", older))
+	a.obs.Working(fmt.Sprintf("summarising %d older messages to fit the context window", older))
 	a.countHistory(s)
 	costs := make([]int, len(ends))
 	from := s.SummaryThrough

@@ -127,6 +127,7 @@ func (f *folding) State(s state.State) {
 }
 func (f *folding) Delta(state.Phase, llm.DeltaKind, string) {}
 func (f *folding) Retry(llm.Retry)                          {}
+func (f *folding) Working(text string)                      { f.Notice(text) }
 func (f *folding) Notice(text string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

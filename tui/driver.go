@@ -195,8 +195,12 @@ type RetryMsg struct {
 	Restart     bool // the text streamed so far is void
 }
 
-// NoticeMsg is something worth telling the person.
-type NoticeMsg struct{ Text string }
+// NoticeMsg is something worth telling the person. A Passing one says
+// what the task does now, and goes at its next checkpoint or its end.
+type NoticeMsg struct {
+	Text    string
+	Passing bool
+}
 
 // TaskDoneMsg says the running task ended; Err is nil when it is done.
 // It carries the session as the task left it.

@@ -79,6 +79,10 @@ type Model struct {
 	sessions *sessionList
 	detail   detailView
 	notice   string
+	// passing is the notice while it says what the task does now (a
+	// retry's wait, a summary): the task's next checkpoint or its end
+	// clears it, so it cannot outlive what it describes.
+	passing  string
 	errText  string // the last failure to show in the status line
 	quitting bool
 	mouseOff bool // the terminal, not retrace, has the mouse
@@ -229,7 +233,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case RetryMsg:
 		return m, m.handleRetry(msg)
 	case NoticeMsg:
-		return m, m.handleNotice(msg.Text)
+		return m, m.handleNotice(msg)
 	case TaskDoneMsg:
 		return m, m.handleTaskDone(msg)
 	case ApprovalMsg:

@@ -89,3 +89,47 @@ func TestNoticeLeavesTheStatusLineOnShortScreens(t *testing.T) {
 		}
 	}
 }
+
+// A notice that says what the task is doing (a summary under way, a
+// retry's wait) goes when the task checkpoints or ends; one that tells
+// the person something stays until they act.
+func TestPassingNoticesEndWithWhatTheyDescribe(t *testing.T) {
+	f := newFake(answeredSession()...)
+	m := newModel(t, f, "dark", 120, 40)
+	next := f.head
+	next.Version++
+
+	m.Update(NoticeMsg{Text: "summarising 12 older messages to fit the context window", Passing: true})
+	if !strings.Contains(statusText(m), "summarising 12") {
+		t.Fatalf("the summary under way is not shown: %q", statusText(m))
+	}
+	m.Update(StateMsg{State: next})
+	if strings.Contains(statusText(m), "summarising") {
+		t.Fatalf("the summary's notice outlived its checkpoint: %q", statusText(m))
+	}
+
+	m.Update(RetryMsg{Wait: 2e9, Attempt: 1, Of: 3, Reason: "the server is busy"})
+	m.Update(TaskDoneMsg{Session: f.info, Head: next})
+	if strings.Contains(statusText(m), "retrying") {
+		t.Fatalf("the retry's notice outlived the task: %q", statusText(m))
+	}
+
+	m.Update(NoticeMsg{Text: "the reply was cut off at the token limit"})
+	m.Update(StateMsg{State: next})
+	m.Update(TaskDoneMsg{Session: f.info, Head: next})
+	if !strings.Contains(statusText(m), "cut off at the token limit") {
+		t.Fatalf("a lasting notice went with the task: %q", statusText(m))
+	}
+
+	// Said after the passing one, a lasting notice is not cleared by the
+	// passing one's end.
+	for _, later := range []tea.Msg{NoticeMsg{Text: "exported to /tmp/x.md"}, tea.PasteMsg{Content: numberedLog(40213)}} {
+		m.Update(NoticeMsg{Text: "summarising 3 older messages", Passing: true})
+		m.Update(later)
+		said := m.notice
+		m.Update(StateMsg{State: next})
+		if m.notice != said || !strings.Contains(statusText(m), said) {
+			t.Fatalf("after %T, a later notice went with the passing one: %q", later, statusText(m))
+		}
+	}
+}

@@ -41,6 +41,7 @@ func (m *Model) chrome() (inputH, extra int) {
 func (m *Model) handleState(msg StateMsg) tea.Cmd {
 	grew := msg.State.HistoryLen() > m.head.HistoryLen()
 	m.setHead(msg.State)
+	m.endPassing()
 	if grew {
 		m.conv.EndStream()
 	}
@@ -57,12 +58,26 @@ func (m *Model) handleRetry(msg RetryMsg) tea.Cmd {
 		m.conv.Restart()
 	}
 	m.notice = fmt.Sprintf("retrying in %s (%d of %d): %s", msg.Wait.Round(100*time.Millisecond), msg.Attempt, msg.Of, msg.Reason)
+	m.passing = m.notice
 	return nil
 }
 
-func (m *Model) handleNotice(text string) tea.Cmd {
-	m.notice = text
+func (m *Model) handleNotice(msg NoticeMsg) tea.Cmd {
+	m.notice, m.passing = msg.Text, ""
+	if msg.Passing {
+		m.passing = msg.Text
+	}
 	return nil
+}
+
+// endPassing clears a notice that said what the task was doing: a
+// checkpoint or the task's end means it is done. Anything said since
+// stays.
+func (m *Model) endPassing() {
+	if m.passing != "" && m.notice == m.passing {
+		m.notice = ""
+	}
+	m.passing = ""
 }
 
 // handleError shows what a command's driver call failed with. In the
@@ -79,6 +94,7 @@ func (m *Model) handleTaskDone(msg TaskDoneMsg) tea.Cmd {
 	m.running = false
 	m.approval = nil
 	m.conv.EndStream()
+	m.endPassing()
 	if msg.Session.ID == m.session.ID || m.session.ID == "" { // "": its first message wrote a new session
 		m.session = msg.Session
 		m.setHead(msg.Head)

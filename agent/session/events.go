@@ -29,8 +29,12 @@ type Delta struct {
 // Retrying says a model call is tried again, and why.
 type Retrying struct{ llm.Retry }
 
-// Notice is something worth telling the person.
-type Notice struct{ Text string }
+// Notice is something worth telling the person. A Passing one says what
+// the task does now, and is over at the task's next checkpoint.
+type Notice struct {
+	Text    string
+	Passing bool
+}
 
 // ApprovalNeeded asks about a gated tool call. The task waits until
 // Decide answers it or the task is cancelled.

@@ -45,3 +45,5 @@ func (o observer) Delta(p state.Phase, k llm.DeltaKind, text string) {
 func (o observer) Retry(r llm.Retry) { o.c.events.publish(Retrying{Retry: r}) }
 
 func (o observer) Notice(text string) { o.c.events.publish(Notice{Text: text}) }
+
+func (o observer) Working(text string) { o.c.events.publish(Notice{Text: text, Passing: true}) }

@@ -60,9 +60,13 @@ func memoryCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 					return err
 				}
 			}
-			m, err := session.Remember(ctx, st, dir, strings.Join(args, " "), *everywhere, "retrace memory")
+			m, known, err := session.Remember(ctx, st, dir, strings.Join(args, " "), *everywhere, "retrace memory")
 			if err != nil {
 				return err
+			}
+			if known {
+				fmt.Fprintf(c.stdout, "already remembered as %s %s; nothing new was kept: %s\n", m.ID, scopeOf(m), inertLine(m.Text))
+				return nil
 			}
 			fmt.Fprintf(c.stdout, "remembered %s %s: %s\n", m.ID, scopeOf(m), inertLine(m.Text))
 		case "rm":

@@ -104,13 +104,22 @@ func TestWhatTheAgentKnowsAcrossSessions(t *testing.T) {
 	}
 
 	// Session 2, the same project: the memory is in its system message.
-	runIn(repo, "what is staging called?", llmserver.TextReply("kestrel"))
+	// Told it again, the model is told it is known, and nothing is kept
+	// twice (the list below holds one).
+	again := llmserver.ToolCallReply([]llmserver.Call{{ID: "call_m2", Name: "remember", Args: `{"text":"The staging database is called kestrel. "}`}})
+	runIn(repo, "what is staging called?", again, llmserver.TextReply("kestrel"))
 	if sys := system(2); !strings.Contains(sys, "The staging database is called kestrel.") {
 		t.Fatalf("session 2's system message lacks the memory:\n%s", sys)
 	}
+	if got := toolResult(t, e.srv.Requests()[3], "call_m2"); !strings.Contains(got, "already remembered for this project as ") {
+		t.Fatalf("the second remember call told the model %q", got)
+	}
+	if out := onDB(t, e, "memory", "add", "--workspace", repo, "The staging database is called kestrel."); !strings.HasPrefix(out, "already remembered as ") {
+		t.Fatalf("memory add of a known memory said %q", out)
+	}
 	// Another project: not there.
 	runIn(other, "what is staging called?", llmserver.TextReply("I do not know."))
-	if sys := system(3); strings.Contains(sys, "kestrel") {
+	if sys := system(4); strings.Contains(sys, "kestrel") {
 		t.Fatalf("another project's session was told the memory:\n%s", sys)
 	}
 
@@ -123,7 +132,7 @@ func TestWhatTheAgentKnowsAcrossSessions(t *testing.T) {
 		t.Fatalf("memory rm said %q", out)
 	}
 	runIn(repo, "what is staging called?", llmserver.TextReply("I do not know."))
-	if sys := system(4); strings.Contains(sys, "kestrel") {
+	if sys := system(5); strings.Contains(sys, "kestrel") {
 		t.Fatalf("session 3 was told a removed memory:\n%s", sys)
 	}
 }

@@ -82,7 +82,7 @@ func (d tuiDriver) Memories() ([]state.Memory, error) {
 	return m.List, err
 }
 
-func (d tuiDriver) Remember(text string, everywhere bool) (state.Memory, error) {
+func (d tuiDriver) Remember(text string, everywhere bool) (state.Memory, bool, error) {
 	return d.ctrl.Remember(text, everywhere)
 }
 

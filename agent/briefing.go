@@ -21,8 +21,10 @@ type Briefer interface {
 	// those kept for it and those kept for everywhere.
 	Memories(ctx context.Context) ([]state.Memory, error)
 	// Remember keeps a memory for the session's project, or for every
-	// project; source says where it came from.
-	Remember(ctx context.Context, text string, everywhere bool, source string) (state.Memory, error)
+	// project; source says where it came from. A memory that already
+	// holds there with the same text is not kept twice: known says so,
+	// and m is that memory.
+	Remember(ctx context.Context, text string, everywhere bool, source string) (m state.Memory, known bool, err error)
 }
 
 // MemoryTokens is what the memories may take of each request: the most
@@ -118,7 +120,7 @@ func (a *Agent) remember(ctx context.Context, call state.ToolRequest) error {
 			return err
 		}
 		s := a.cp.State()
-		m, err := a.opts.Briefer.Remember(ctx, a.opts.Secret.Text(text), everywhere, fmt.Sprintf("session %s v%d", s.SessionID, s.Version))
+		m, known, err := a.opts.Briefer.Remember(ctx, a.opts.Secret.Text(text), everywhere, fmt.Sprintf("session %s v%d", s.SessionID, s.Version))
 		if err != nil {
 			fin.Tool.Error = "not remembered: " + err.Error()
 			break
@@ -128,6 +130,9 @@ func (a *Agent) remember(ctx context.Context, call state.ToolRequest) error {
 			scope = "for every project"
 		}
 		fin.Tool.Result = fmt.Sprintf("remembered %s as %s; from the next task on, it is in your instructions", scope, m.ID)
+		if known {
+			fin.Tool.Result = fmt.Sprintf("already remembered %s as %s; nothing new was kept", scope, m.ID)
+		}
 	}
 	_, err = a.commit(ctx, fin)
 	return err

@@ -188,6 +188,19 @@ func (m Memories) For(project string) []Memory {
 	return out
 }
 
+// Holding returns the memory that already says what x says where x
+// would hold: the same text, after surrounding space, kept for x's
+// project or for everywhere.
+func (m Memories) Holding(x Memory) (Memory, bool) {
+	text := strings.TrimSpace(x.Text)
+	for _, y := range m.List {
+		if strings.TrimSpace(y.Text) == text && (y.Everywhere() || y.Project == x.Project) {
+			return y, true
+		}
+	}
+	return Memory{}, false
+}
+
 func checkMemory(x Memory) string {
 	switch {
 	case x.ID == "":

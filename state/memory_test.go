@@ -153,3 +153,34 @@ func TestMemoriesAreValues(t *testing.T) {
 		t.Fatalf("v1 is now %+v", v1)
 	}
 }
+
+// A memory holds where it was kept for: a fact kept for every project
+// is known in each, one kept for a project only there, and a removed one
+// nowhere.
+func TestHoldingFindsTheSameFactWhereItHolds(t *testing.T) {
+	m, err := state.FoldMemories(memoryLog(
+		state.MemoryEvent{Kind: state.MemoryAdded, Memory: memory("m1", "", "the person is called Ada")},
+		state.MemoryEvent{Kind: state.MemoryAdded, Memory: memory("m2", "/src/app", "tabs, not spaces")},
+		state.MemoryEvent{Kind: state.MemoryAdded, Memory: memory("m3", "/src/app", "staging is kestrel")},
+		state.MemoryEvent{Kind: state.MemoryRemoved, Memory: state.Memory{ID: "m3"}},
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		project, text, want string
+	}{
+		{"/src/app", "  the person is called Ada\n", "m1"},
+		{"", "the person is called Ada", "m1"},
+		{"/src/app", "tabs, not spaces", "m2"},
+		{"/src/other", "tabs, not spaces", ""},
+		{"", "tabs, not spaces", ""}, // for everywhere: a project's memory says less
+		{"/src/app", "tabs, not spaces!", ""},
+		{"/src/app", "staging is kestrel", ""}, // removed
+	} {
+		got, ok := m.Holding(state.Memory{Project: c.project, Text: c.text})
+		if ok != (c.want != "") || got.ID != c.want {
+			t.Errorf("Holding(%q in %q) = %q, %v; want %q", c.text, c.project, got.ID, ok, c.want)
+		}
+	}
+}

@@ -77,7 +77,9 @@ type Driver interface {
 	// project's; Remember keeps one for the open session's project (or
 	// every project), and Forget removes one (issue 17).
 	Memories() ([]state.Memory, error)
-	Remember(text string, everywhere bool) (state.Memory, error)
+	// Remember returns the memory kept, or with known set the one that
+	// already said the same there.
+	Remember(text string, everywhere bool) (m state.Memory, known bool, err error)
 	Forget(id string) error
 	// Settings are the preferences in force, each with where it comes
 	// from.

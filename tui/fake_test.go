@@ -117,15 +117,18 @@ func (f *fakeDriver) Memories() ([]state.Memory, error) {
 	return slices.Clone(f.memories), nil
 }
 
-func (f *fakeDriver) Remember(text string, everywhere bool) (state.Memory, error) {
+func (f *fakeDriver) Remember(text string, everywhere bool) (state.Memory, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	m := state.Memory{ID: fmt.Sprintf("mem%d", len(f.memories)+1), Text: text, CreatedAt: t0, UpdatedAt: t0}
 	if !everywhere {
 		m.Project = f.info.Project
 	}
+	if same, ok := (state.Memories{List: f.memories}).Holding(m); ok {
+		return same, true, nil
+	}
 	f.memories = append(f.memories, m)
-	return m, nil
+	return m, false, nil
 }
 
 func (f *fakeDriver) Forget(id string) error {

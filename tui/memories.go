@@ -33,6 +33,7 @@ type memoriesMsg struct {
 // rememberedMsg says a /remember was kept, or why not.
 type rememberedMsg struct {
 	memory state.Memory
+	known  bool // it was kept before, and was not kept again
 	err    error
 }
 
@@ -83,8 +84,8 @@ func (m *Model) remember(c command, args []string) tea.Cmd {
 	}
 	d := m.d
 	return func() tea.Msg {
-		mem, err := d.Remember(text, everywhere)
-		return rememberedMsg{memory: mem, err: err}
+		mem, known, err := d.Remember(text, everywhere)
+		return rememberedMsg{memory: mem, known: known, err: err}
 	}
 }
 
@@ -94,6 +95,9 @@ func (m *Model) handleRemembered(msg rememberedMsg) tea.Cmd {
 		return nil
 	}
 	m.notice = fmt.Sprintf("remembered %s %s; the next task is told it (/memory lists them)", msg.memory.ID, memoryScope(msg.memory, m.project()))
+	if msg.known {
+		m.notice = fmt.Sprintf("already remembered as %s %s; nothing new was kept (/memory lists them)", msg.memory.ID, memoryScope(msg.memory, m.project()))
+	}
 	if m.memories != nil {
 		return m.readMemories()
 	}

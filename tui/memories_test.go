@@ -31,6 +31,10 @@ func TestRememberAndTheMemoryView(t *testing.T) {
 	if !strings.Contains(m.notice, "remembered mem2 for every project") {
 		t.Fatalf("notice %q", m.notice)
 	}
+	typed(t, m, "/remember call me Ada")
+	if !strings.HasPrefix(m.notice, "already remembered as mem2 for every project; nothing new was kept") || len(f.memories) != 2 {
+		t.Fatalf("a known memory again: notice %q, %d memories", m.notice, len(f.memories))
+	}
 	typed(t, m, "/remember")
 	if m.notice != "usage: /remember [--everywhere] TEXT (what to remember)" || len(f.memories) != 2 {
 		t.Fatalf("an empty /remember: notice %q, %d memories", m.notice, len(f.memories))

@@ -51,24 +51,35 @@ func (b briefer) Memories(ctx context.Context) ([]state.Memory, error) {
 	return m.For(Project(b.workspace)), nil
 }
 
-func (b briefer) Remember(ctx context.Context, text string, everywhere bool, source string) (state.Memory, error) {
+func (b briefer) Remember(ctx context.Context, text string, everywhere bool, source string) (state.Memory, bool, error) {
 	return Remember(ctx, b.store, b.workspace, b.secret.Text(text), everywhere, source)
 }
 
 // Remember keeps a memory in log, for workspace's project or, with
-// everywhere set, for every project.
-func Remember(ctx context.Context, log storage.MemoryLog, workspace, text string, everywhere bool, source string) (state.Memory, error) {
-	m := state.Memory{Text: text, Source: source}
+// everywhere set, for every project. A memory that already holds there
+// with the same text is returned instead, with known set: a model asked
+// again after a crash cut its first remember call short, or told the
+// same fact twice, keeps it once. Two processes remembering the same
+// text at the same moment may still both keep it; that is harmless.
+func Remember(ctx context.Context, log storage.MemoryLog, workspace, text string, everywhere bool, source string) (m state.Memory, known bool, err error) {
+	m = state.Memory{Text: text, Source: source}
 	if !everywhere {
 		m.Project = Project(workspace)
 	}
+	now, err := storage.Memories(ctx, log)
+	if err != nil {
+		return state.Memory{}, false, err
+	}
+	if same, ok := now.Holding(m); ok {
+		return same, true, nil
+	}
 	kept, err := log.AppendMemory(ctx, state.MemoryEvent{Kind: state.MemoryAdded, Memory: m})
-	return kept.Memory, err
+	return kept.Memory, false, err
 }
 
 // Remember keeps a memory for the open session's project, or for every
 // project: the interface's /remember.
-func (c *Controller) Remember(text string, everywhere bool) (state.Memory, error) {
+func (c *Controller) Remember(text string, everywhere bool) (m state.Memory, known bool, err error) {
 	c.mu.Lock()
 	source := "the interface"
 	if c.info.ID != "" {

@@ -84,3 +84,19 @@ func BenchmarkKeystroke(b *testing.B) {
 		_ = m.View()
 	}
 }
+
+// BenchmarkDeepScroll: a PgUp drawn with the view already scrolled most
+// of the way up a 10,000-message session.
+func BenchmarkDeepScroll(b *testing.B) {
+	m, _ := longModel(b, 10_000)
+	m.conv.Scroll(1 << 30) // the top: Render stops the offset there
+	_ = m.View()
+	top := m.conv.offset
+	m.conv.offset = top * 9 / 10
+	_ = m.View()
+	for b.Loop() {
+		m.conv.offset = top * 9 / 10
+		m.Update(keyMsg("pgup"))
+		_ = m.View()
+	}
+}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -128,6 +129,10 @@ func (c *conversation) Restart() { c.live = live{active: true} }
 // Scroll moves the view by n lines (positive: up, into the past).
 func (c *conversation) Scroll(n int) { c.offset = max(c.offset+n, 0) }
 
+// Top scrolls to the first message; the next Render stops the offset
+// there.
+func (c *conversation) Top() { c.offset = math.MaxInt / 2 }
+
 // Bottom follows the newest text again.
 func (c *conversation) Bottom() { c.offset = 0 }
 
@@ -136,39 +141,59 @@ func (c *conversation) Bottom() { c.offset = 0 }
 func (c *conversation) ToggleReasoning() { c.folded = !c.folded }
 
 // Render draws the last screenful (above the scroll offset) in width×height.
+// It walks from the newest message up only as far as the view reaches,
+// and copies only the lines it shows: scrolled far up a long session, a
+// frame costs a walk over cached renderings, not a copy of them all.
 func (c *conversation) Render(width, height int) []string {
 	if width <= 0 || height <= 0 {
 		return nil
 	}
-	var tail []string // the newest lines, built from the bottom up
-	push := func(lines []string) { tail = append(lines, tail...) }
+	var blocks [][]string // the newest first; each block's lines in order
+	count := 0
+	push := func(lines ...string) {
+		blocks = append(blocks, lines)
+		count += len(lines)
+	}
 	if c.errText != "" {
-		push(c.errorBlock(width))
+		push(c.errorBlock(width)...)
 	}
 	if c.live.active {
 		// A blank line under it, as under each kept message: the kept
 		// reply takes its place without moving the lines above.
-		push(append(c.liveBlock(width), ""))
+		push("")
+		push(c.liveBlock(width)...)
 	}
 	need := height + c.offset
 	first := c.first()
-	for i := c.from + len(c.history) - 1; i >= first && len(tail) < need; i-- {
+	for i := c.from + len(c.history) - 1; i >= first && count < need; i-- {
 		if i == c.summaryThrough-1 {
-			push([]string{c.summaryMark(width), ""})
+			push(c.summaryMark(width), "")
 		}
 		if lines := c.message(i, width); len(lines) > 0 {
-			push(append(append([]string{}, lines...), ""))
+			push("")
+			push(lines...)
 		}
 	}
-	if first > 0 && len(tail) < need {
-		push([]string{c.st.Chat.Notice.Render(fit(fmt.Sprintf("… %d earlier messages, %s", first, c.unread), width)), ""})
+	if first > 0 && count < need {
+		push(c.st.Chat.Notice.Render(fit(fmt.Sprintf("… %d earlier messages, %s", first, c.unread), width)), "")
 	}
-	if len(tail) < need {
-		c.offset = max(len(tail)-height, 0) // scrolled past the top: stop there
+	if count < need {
+		c.offset = max(count-height, 0) // scrolled past the top: stop there
 	}
-	end := len(tail) - c.offset
+	// The lines shown are [start, end) counted from the top of what was
+	// walked.
+	end := count - c.offset
 	start := max(end-height, 0)
-	return block(tail[start:end], width, height)
+	shown := make([]string, 0, end-start)
+	at := 0 // the line the next block (going down) starts at
+	for k := len(blocks) - 1; k >= 0 && at < end; k-- {
+		b := blocks[k]
+		for j := max(start, at); j < min(end, at+len(b)); j++ {
+			shown = append(shown, b[j-at])
+		}
+		at += len(b)
+	}
+	return block(shown, width, height)
 }
 
 // message renders history[i], from the cache when it has not changed.

@@ -103,3 +103,32 @@ func TestEndFollowsTheConversation(t *testing.T) {
 		})
 	}
 }
+
+// Home, while the conversation is scrolled up, goes to its first
+// message; while nothing is scrolled, Home is the input's. Ctrl+Home
+// goes there from anywhere.
+func TestHomeGoesToTheFirstMessage(t *testing.T) {
+	for _, size := range sizes {
+		t.Run(sizeName(size), func(t *testing.T) {
+			m := newModel(t, newFake(longSession(40)...), "dark", size[0], size[1])
+			for _, r := range "abc" {
+				m.Update(keyMsg(string(r)))
+			}
+			pressKeys(t, m, "home", "d")
+			if got := m.input.Value(); got != "dabc" || m.conv.offset != 0 {
+				t.Fatalf("Home in the input: %q, offset %d", got, m.conv.offset)
+			}
+			for _, keys := range [][]string{{"pgup", "home"}, {"ctrl+home"}} {
+				m.conv.Bottom()
+				pressKeys(t, m, keys...)
+				if s := screenOf(m); !strings.Contains(s, "question 0:") || strings.Contains(s, "question 19:") {
+					t.Fatalf("%v did not show the first message:\n%s", keys, s)
+				}
+				pressKeys(t, m, "pgdown")
+				if s := screenOf(m); !strings.Contains(s, "scrolled up") {
+					t.Fatalf("PgDn after %v left the view at the bottom:\n%s", keys, s)
+				}
+			}
+		})
+	}
+}

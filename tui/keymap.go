@@ -32,6 +32,7 @@ var keymap = keyMap{
 		Retry:      bind("carry on the task here that failed, was interrupted or was restored mid-way", "ctrl+r"),
 		ScrollUp:   bind("scroll the conversation up (so does the mouse wheel)", "pgup"),
 		ScrollDown: bind("scroll the conversation down", "pgdown"),
+		Top:        bind("the conversation's first message (Home: while it is scrolled up)", "home", "ctrl+home"),
 		Follow:     bind("follow the conversation again, to its end (End: while it is scrolled up)", "end", "ctrl+end"),
 		Reasoning:  bind("fold or unfold the model's thinking", "ctrl+o"),
 		NextPane:   bind("complete a /command and its argument; with no /command, the tool log (narrow screens: the next tab)", "tab"),
@@ -122,14 +123,15 @@ var keymap = keyMap{
 // chatKeys drive the conversation and the input. Keys not here (letters,
 // Alt+Enter) go to the input.
 type chatKeys struct {
-	Send, Newline, Editor, Cancel, Retry    key.Binding
-	ScrollUp, ScrollDown, Follow, Reasoning key.Binding
-	NextPane, PrevPane, ToolUp, ToolDown    key.Binding
-	Timeline, Sessions, Help, Quit          key.Binding
+	Send, Newline, Editor, Cancel, Retry key.Binding
+	ScrollUp, ScrollDown, Top, Follow    key.Binding
+	Reasoning                            key.Binding
+	NextPane, PrevPane, ToolUp, ToolDown key.Binding
+	Timeline, Sessions, Help, Quit       key.Binding
 }
 
 func (k chatKeys) bindings() []key.Binding {
-	return []key.Binding{k.Send, k.Newline, k.Editor, k.Cancel, k.Retry, k.ScrollUp, k.ScrollDown, k.Follow,
+	return []key.Binding{k.Send, k.Newline, k.Editor, k.Cancel, k.Retry, k.ScrollUp, k.ScrollDown, k.Top, k.Follow,
 		k.Reasoning, k.NextPane, k.PrevPane, k.ToolUp, k.ToolDown, k.Timeline, k.Sessions, k.Help, k.Quit}
 }
 

@@ -108,7 +108,11 @@ func (m *Model) chatKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, c.ScrollDown):
 		m.conv.Scroll(-page)
 		return nil
-	// End is the input's while nothing is scrolled: it moves the cursor.
+	// Home and End are the input's while nothing is scrolled: they move
+	// the cursor.
+	case key.Matches(k, c.Top) && (m.conv.offset > 0 || k.String() != "home"):
+		m.conv.Top()
+		return nil
 	case key.Matches(k, c.Follow) && (m.conv.offset > 0 || k.String() != "end"):
 		m.conv.Bottom()
 		return nil

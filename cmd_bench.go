@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
+	"retrace/agent/session/taskbench"
 	"retrace/storage"
 	"retrace/storage/boltstore"
 	"retrace/storage/pgstore"
@@ -46,13 +47,13 @@ func benchCmd(fset *flag.FlagSet) func(context.Context, *cli, []string) error {
 		if year != nil {
 			return runYear(ctx, c, dir, *year)
 		}
-		var r storebench.Result
+		var r benchReport
 		if server {
-			r, err = benchServer(ctx, c.db, dir, *turns)
+			r.Result, err = benchServer(ctx, c.db, dir, *turns)
 		} else {
 			open := func(path string) (storage.Store, error) { return boltstore.Open(path, boltstore.Options{}) }
-			if r, err = storebench.Run(ctx, dir, *turns, open, storebench.Options{}); err == nil {
-				err = r.AddTask(ctx, dir, open)
+			if r.Result, err = storebench.Run(ctx, dir, *turns, open, storebench.Options{}); err == nil {
+				err = r.addTask(ctx, dir, open)
 			}
 		}
 		if err != nil {
@@ -78,13 +79,40 @@ func benchCmd(fset *flag.FlagSet) func(context.Context, *cli, []string) error {
 		fmt.Fprintf(w, "load v2\t%.2f ms\t\n", r.LoadEarlyMS)
 		fmt.Fprintf(w, "version tree\t%.2f ms\t\n", r.HistoryMS)
 		if r.TaskCheckpoints == 0 {
-			return w.Flush() // a server's writes are its own (storebench.Result)
+			return w.Flush() // a server's writes are its own (benchReport)
 		}
-		fmt.Fprintf(w, "task, 1 tool call\t%d checkpoints\t(%s, then the answer)\n", r.TaskCheckpoints, storebench.TaskTool)
+		fmt.Fprintf(w, "task, 1 tool call\t%d checkpoints\t(%s, then the answer)\n", r.TaskCheckpoints, benchTaskTool)
 		fmt.Fprintf(w, "  file pages dirtied\t%d bytes\t(%d per checkpoint; /proc/self/io write_bytes)\n", r.TaskWriteBytes, r.TaskWriteBytes/int64(max(1, r.TaskCheckpoints)))
 		fmt.Fprintf(w, "  written, all calls\t%d bytes\t(%d write calls, the model's loopback traffic included)\n", r.TaskWChar, r.TaskSysCW)
 		return w.Flush()
 	}
+}
+
+// benchReport is what `retrace bench` reports: the store's figures, and
+// one agent task's in the same file after the chat turns (see
+// taskbench.Result for what each counts). A database on a server has no
+// task figures: what it writes, it writes in its own process, which this
+// one's counters do not see.
+type benchReport struct {
+	storebench.Result
+	TaskCheckpoints int   `json:"task_checkpoints,omitempty"`
+	TaskWriteBytes  int64 `json:"task_write_bytes,omitempty"`
+	TaskWChar       int64 `json:"task_wchar,omitempty"`
+	TaskSysCW       int64 `json:"task_syscw,omitempty"`
+}
+
+// benchTaskTool is the tool of the task measured after the chat.
+const benchTaskTool = "write_file"
+
+// addTask runs the agent task with one tool call (benchTaskTool) in the
+// file the chat was written to in dir, and keeps its figures.
+func (r *benchReport) addTask(ctx context.Context, dir string, open storebench.Opener) error {
+	task, err := taskbench.Run(ctx, dir, filepath.Join(dir, storebench.File), benchTaskTool, open, nil)
+	if err != nil {
+		return fmt.Errorf("the task with one tool call: %w", err)
+	}
+	r.TaskCheckpoints, r.TaskWriteBytes, r.TaskWChar, r.TaskSysCW = task.Checkpoints, task.WriteBytes, task.WChar, task.SysCW
+	return nil
 }
 
 // benchDir is where the benchmark writes: a temporary directory, or, with

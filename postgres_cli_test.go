@@ -13,7 +13,6 @@ import (
 	"retrace/storage/boltstore"
 	"retrace/storage/pgstore"
 	"retrace/storage/pgstore/pgtest"
-	"retrace/storage/storebench"
 )
 
 // Every command that reads or writes sessions works the same on a
@@ -222,7 +221,7 @@ func TestBenchOnPostgres(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	before := retrace(t, "sessions", "--json", "--db", url).ok(t).stdout
 	out := retrace(t, "bench", "--turns", "20", "--json", "--db", url).ok(t).stdout
-	var r storebench.Result
+	var r benchReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}

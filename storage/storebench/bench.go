@@ -41,22 +41,10 @@ type Result struct {
 	LoadLatestMS float64 `json:"load_latest_ms"`
 	LoadEarlyMS  float64 `json:"load_early_ms"`
 	HistoryMS    float64 `json:"history_ms"`
-	// The task's figures: one agent task with one tool call (TaskTool)
-	// and an answer, run in the same file after the chat turns (see
-	// TaskResult for what each counts).
-	// A database on a server has none: what it writes, it writes in its
-	// own process, which this one's counters do not see.
-	TaskCheckpoints int   `json:"task_checkpoints,omitempty"`
-	TaskWriteBytes  int64 `json:"task_write_bytes,omitempty"`
-	TaskWChar       int64 `json:"task_wchar,omitempty"`
-	TaskSysCW       int64 `json:"task_syscw,omitempty"`
 }
 
 // File is the name of the file Run writes in its directory.
 const File = "bench.db"
-
-// TaskTool is the tool of the task Run measures after the chat.
-const TaskTool = "write_file"
 
 // Opener opens (creating) a store at a path.
 type Opener func(path string) (storage.Store, error)
@@ -168,18 +156,6 @@ func Run(ctx context.Context, dir string, turns int, open Opener, opts Options) 
 		return Result{}, err
 	}
 	return r, nil
-}
-
-// AddTask runs the agent task with one tool call (TaskTool) in the file
-// Run wrote in dir, and puts its figures in r. It is the bench command's:
-// the bytes are this process's counters, which a server's writes miss.
-func (r *Result) AddTask(ctx context.Context, dir string, open Opener) error {
-	task, err := RunTask(ctx, dir, filepath.Join(dir, File), TaskTool, open, nil)
-	if err != nil {
-		return fmt.Errorf("the task with one tool call: %w", err)
-	}
-	r.TaskCheckpoints, r.TaskWriteBytes, r.TaskWChar, r.TaskSysCW = task.Checkpoints, task.WriteBytes, task.WChar, task.SysCW
-	return nil
 }
 
 // size is the bytes st takes: what a store that knows says (a database

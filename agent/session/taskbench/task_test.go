@@ -1,13 +1,13 @@
-package storebench_test
+package taskbench_test
 
 import (
 	"context"
 	"path/filepath"
 	"testing"
 
+	"retrace/agent/session/taskbench"
 	"retrace/storage"
 	"retrace/storage/boltstore"
-	"retrace/storage/storebench"
 )
 
 func openBolt(path string) (storage.Store, error) { return boltstore.Open(path, boltstore.Options{}) }
@@ -16,10 +16,10 @@ func openBolt(path string) (storage.Store, error) { return boltstore.Open(path, 
 // fills its counters. Those count the model's loopback traffic too, so
 // they are never zero; what the task writes to the file is held by
 // TestTaskWritesAtMost150KB, which counts that file's writes alone.
-func TestRunTaskKeepsItsCheckpoints(t *testing.T) {
-	for _, tool := range storebench.TaskTools {
+func TestRunKeepsItsCheckpoints(t *testing.T) {
+	for _, tool := range taskbench.Tools {
 		dir := t.TempDir()
-		r, err := storebench.RunTask(context.Background(), dir, filepath.Join(dir, "task.db"), tool, openBolt, nil)
+		r, err := taskbench.Run(context.Background(), dir, filepath.Join(dir, "task.db"), tool, openBolt, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", tool, err)
 		}
@@ -28,7 +28,7 @@ func TestRunTaskKeepsItsCheckpoints(t *testing.T) {
 			t.Fatalf("%s: a figure is missing: %+v", tool, r)
 		}
 	}
-	if _, err := storebench.RunTask(context.Background(), t.TempDir(), filepath.Join(t.TempDir(), "x.db"), "rm_rf", openBolt, nil); err == nil {
+	if _, err := taskbench.Run(context.Background(), t.TempDir(), filepath.Join(t.TempDir(), "x.db"), "rm_rf", openBolt, nil); err == nil {
 		t.Fatal("an unknown tool was accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package storebench
+package taskbench
 
 import (
 	"context"
@@ -13,13 +13,14 @@ import (
 	"retrace/agent/snapshot"
 	"retrace/agent/tools"
 	"retrace/storage"
+	"retrace/storage/storebench"
 )
 
-// TaskResult is what one agent task wrote: a developer's message, one
+// Result is what one agent task wrote: a developer's message, one
 // tool call and the answer, run by the real agent loop (agent/session's
 // controller, with its claim and its workspace snapshots) against a
 // scripted model, into a store with one session already in it.
-type TaskResult struct {
+type Result struct {
 	Tool        string `json:"tool"`        // the one tool the model calls
 	Checkpoints int    `json:"checkpoints"` // kept by the task
 	// WriteBytes is /proc/self/io's write_bytes over the task: the bytes
@@ -36,18 +37,18 @@ type TaskResult struct {
 	SysCW int64 `json:"syscw"`
 }
 
-// TaskTools are the tasks RunTask knows: read_file reads a file and
+// Tools are the tasks Run knows: read_file reads a file and
 // changes nothing; write_file writes one (allowed without asking), so the
 // checkpoint after it carries the file's new content.
-var TaskTools = []string{"read_file", "write_file"}
+var Tools = []string{"read_file", "write_file"}
 
-// RunTask creates a session in the store at db (made if missing), then
+// Run creates a session in the store at db (made if missing), then
 // measures one task of the agent in it: the message, one call of tool,
 // the answer. The workspace and the snapshot cache are made in dir. mark, if not
 // nil, is called with "start" just before the message is sent and with
 // "end" when the task is done, so that a tracer can tell the task from
 // the setup around it.
-func RunTask(ctx context.Context, dir, db, tool string, open Opener, mark func(string)) (TaskResult, error) {
+func Run(ctx context.Context, dir, db, tool string, open storebench.Opener, mark func(string)) (Result, error) {
 	if mark == nil {
 		mark = func(string) {}
 	}
@@ -56,23 +57,23 @@ func RunTask(ctx context.Context, dir, db, tool string, open Opener, mark func(s
 		"write_file": `{"path":"notes.md","content":"` + strings.Repeat("a line of notes the agent writes\\n", 32) + `"}`,
 	}[tool]
 	if !ok {
-		return TaskResult{}, fmt.Errorf("no task with tool %q; the tasks call one of %s", tool, strings.Join(TaskTools, ", "))
+		return Result{}, fmt.Errorf("no task with tool %q; the tasks call one of %s", tool, strings.Join(Tools, ", "))
 	}
 	root := filepath.Join(dir, "workspace")
 	if err := os.MkdirAll(root, 0o700); err != nil {
-		return TaskResult{}, err
+		return Result{}, err
 	}
 	src := "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n"
 	if err := os.WriteFile(filepath.Join(root, "main.go"), []byte(src), 0o600); err != nil {
-		return TaskResult{}, err
+		return Result{}, err
 	}
 	ws, err := tools.NewWorkspace(root)
 	if err != nil {
-		return TaskResult{}, err
+		return Result{}, err
 	}
 	srv, err := llmserver.Start("127.0.0.1:0")
 	if err != nil {
-		return TaskResult{}, fmt.Errorf("start the scripted model: %w", err)
+		return Result{}, fmt.Errorf("start the scripted model: %w", err)
 	}
 	defer srv.Close()
 	srv.SetHandler(func(req llmserver.Request) llmserver.Response {
@@ -86,7 +87,7 @@ func RunTask(ctx context.Context, dir, db, tool string, open Opener, mark func(s
 
 	st, err := open(db)
 	if err != nil {
-		return TaskResult{}, err
+		return Result{}, err
 	}
 	defer st.Close()
 	ctrl := session.New(ctx, st, session.Config{
@@ -95,17 +96,17 @@ func RunTask(ctx context.Context, dir, db, tool string, open Opener, mark func(s
 	})
 	defer ctrl.Close()
 	if err := ctrl.Create(storage.NewSession{Title: "task"}); err != nil {
-		return TaskResult{}, err
+		return Result{}, err
 	}
 	before := ctrl.Head().Version
 
 	io0, err := readProcIO()
 	if err != nil {
-		return TaskResult{}, err
+		return Result{}, err
 	}
 	mark("start")
 	if err := ctrl.Submit("what does main.go do?"); err != nil {
-		return TaskResult{}, err
+		return Result{}, err
 	}
 	var done *session.TaskDone
 	for ev := range ctrl.Events(ctx) {
@@ -116,16 +117,16 @@ func RunTask(ctx context.Context, dir, db, tool string, open Opener, mark func(s
 	}
 	io1, err := readProcIO()
 	if err != nil {
-		return TaskResult{}, err
+		return Result{}, err
 	}
 	mark("end")
 	switch {
 	case done == nil:
-		return TaskResult{}, errors.Join(errors.New("the task did not end"), ctx.Err())
+		return Result{}, errors.Join(errors.New("the task did not end"), ctx.Err())
 	case done.Err != nil:
-		return TaskResult{}, fmt.Errorf("the task failed: %w", done.Err)
+		return Result{}, fmt.Errorf("the task failed: %w", done.Err)
 	}
-	return TaskResult{
+	return Result{
 		Tool: tool, Checkpoints: done.State.Version - before,
 		WriteBytes: io1.writeBytes - io0.writeBytes,
 		WChar:      io1.wchar - io0.wchar, SysCW: io1.syscw - io0.syscw,

@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -359,30 +359,80 @@ func (c config) userDir() string {
 	return filepath.Dir(c.Path)
 }
 
-var themeLine = regexp.MustCompile(`(?m)^\s*theme\s*=.*$`)
-
 // saveTheme records the theme in the config file, keeping the rest of it
-// as it was.
+// as it was. The line goes where TOML reads a top-level key: in place of
+// the top level's theme line, or else above the first table (an
+// approval's [projects."…"] table may end the file).
 func (c config) saveTheme(name string) error {
 	if c.Path == "" {
 		return errors.New("no place for a config file: set XDG_CONFIG_HOME or HOME")
 	}
-	line := fmt.Sprintf("theme = %q", name)
-	b, err := os.ReadFile(c.Path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		b = []byte(line + "\n")
-	case err != nil:
-		return err
-	case themeLine.Match(b):
-		b = themeLine.ReplaceAll(b, []byte(line))
-	default:
-		b = append(append(b, '\n'), line+"\n"...)
-	}
-	if err := os.MkdirAll(filepath.Dir(c.Path), 0o700); err != nil {
+	old, err := os.ReadFile(c.Path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return os.WriteFile(c.Path, b, 0o600)
+	next := withTopLevel(old, "theme", strconv.Quote(name))
+	var check fileConfig
+	if _, err := toml.Decode(string(next), &check); err != nil || check.Theme != name {
+		return fmt.Errorf("config %s: cannot set the theme in it (%v); set theme = %q by hand", c.Path, err, name)
+	}
+	return replaceConfig(c.Path, next)
+}
+
+// withTopLevel is the config text with the top-level key set to value
+// (TOML, quoted already): its line replaced when the top level has one,
+// else added above the first table header, else at the end.
+func withTopLevel(text []byte, key, value string) []byte {
+	line := key + " = " + value
+	lines := strings.Split(strings.TrimRight(string(text), "\n"), "\n")
+	if len(text) == 0 {
+		lines = nil
+	}
+	at := len(lines)
+	for i, l := range lines {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "[") {
+			at = i
+			break
+		}
+		if k, _, ok := strings.Cut(l, "="); ok && strings.TrimSpace(k) == key {
+			lines[i] = line
+			return []byte(strings.Join(lines, "\n") + "\n")
+		}
+	}
+	// Above the table, with the blank lines before it kept below the key.
+	for at > 0 && strings.TrimSpace(lines[at-1]) == "" {
+		at--
+	}
+	lines = slices.Insert(lines, at, line)
+	return []byte(strings.Join(lines, "\n") + "\n")
+}
+
+// replaceConfig writes the person's config whole under a temporary name,
+// synced, and renames it over the old: a crash leaves the old file or
+// the new, never a truncated one.
+func replaceConfig(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".new-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 func defaultConfigPath(getenv func(string) string) string {

@@ -133,14 +133,7 @@ func (c config) saveProjectTool(project, tool string) error {
 	if _, err := toml.Decode(string(next), &check); err != nil || !slices.Contains(check.Projects[project].AllowedTools, tool) {
 		return fmt.Errorf("config %s: cannot write the project %s into it (%v); add it by hand", c.Path, project, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(c.Path), 0o700); err != nil {
-		return err
-	}
-	tmp := c.Path + ".tmp"
-	if err := os.WriteFile(tmp, next, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, c.Path)
+	return replaceConfig(c.Path, next)
 }
 
 // livePrefs are the settings of a running interface, which /theme and an

@@ -136,3 +136,43 @@ func TestRunTakesTheProjectsAllowedTools(t *testing.T) {
 		t.Fatalf("the tool allowed for the project did not run: %v", err)
 	}
 }
+
+// /theme keeps the theme at the top level of the config, where it is
+// read: not inside the project table an approval wrote last, and not in
+// place of a project's line that happens to start with "theme".
+func TestSaveThemeAfterAProjectTable(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "retrace", "config.toml")
+	writeFile(t, path, "model = \"m\"\n\n[projects.\"/src/app\"]\nallowed_tools = [\"write_file\"]\n")
+	c := config{Path: path}
+	for _, name := range []string{"nord", "dracula"} {
+		if err := c.saveTheme(name); err != nil {
+			t.Fatal(err)
+		}
+		got, err := loadConfig(modelFlags{}, func(k string) string { return map[string]string{"XDG_CONFIG_HOME": dir}[k] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Theme != name || len(got.Warnings) != 0 {
+			b, _ := os.ReadFile(path)
+			t.Fatalf("after /theme %s the config reads theme %q, warnings %q:\n%s", name, got.Theme, got.Warnings, b)
+		}
+		if err := got.forProject("/src/app", modelFlags{}, ""); err != nil || !slices.Contains(got.AllowedTools, "write_file") {
+			t.Fatalf("the project's table was lost: %v, %v", got.AllowedTools, err)
+		}
+	}
+}
+
+func TestWithTopLevel(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", "theme = \"nord\"\n"},
+		{"# mine\nmodel = \"m\"", "# mine\nmodel = \"m\"\ntheme = \"nord\"\n"},
+		{"theme = \"dark\" # old\nmodel = \"m\"\n", "theme = \"nord\"\nmodel = \"m\"\n"},
+		{"model = \"m\"\n\n[projects.\"/a\"]\ntheme = \"x\"\n", "model = \"m\"\ntheme = \"nord\"\n\n[projects.\"/a\"]\ntheme = \"x\"\n"},
+		{"[projects.\"/a\"]\nallowed_tools = []\n", "theme = \"nord\"\n[projects.\"/a\"]\nallowed_tools = []\n"},
+	} {
+		if got := string(withTopLevel([]byte(c.in), "theme", `"nord"`)); got != c.want {
+			t.Errorf("withTopLevel(%q) =\n%q\nwant\n%q", c.in, got, c.want)
+		}
+	}
+}

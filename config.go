@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/BurntSushi/toml"
 
@@ -132,7 +134,7 @@ func loadConfig(m modelFlags, getenv func(string) string) (config, error) {
 	var fc fileConfig
 	c := config{Path: path}
 	if path != "" {
-		md, err := toml.DecodeFile(path, &fc)
+		md, err := decodeConfig(path, &fc)
 		switch {
 		case err == nil:
 			c.File = path
@@ -182,13 +184,17 @@ func loadConfig(m modelFlags, getenv func(string) string) (config, error) {
 func (c *config) warnUnknown(keys []toml.Key) {
 	seen, known := map[string]bool{}, knownSettings()
 	for _, k := range keys {
-		name := k[0] // a table's keys go with the table
+		name := k[0] // an unknown table's keys go with the table
+		inKnown := slices.Contains(known, name)
+		if inKnown {
+			name = k.String() // a known table's key is named whole
+		}
 		if seen[name] {
 			continue
 		}
 		seen[name] = true
 		q := strconv.Quote(name)
-		if near := closest(name, known); near != "" {
+		if near := closest(name, known); near != "" && !inKnown {
 			q += fmt.Sprintf(" (did you mean %q?)", near)
 		}
 		c.unknown = append(c.unknown, q)
@@ -367,9 +373,9 @@ func (c config) saveTheme(name string) error {
 	if c.Path == "" {
 		return errors.New("no place for a config file: set XDG_CONFIG_HOME or HOME")
 	}
-	old, err := os.ReadFile(c.Path)
+	old, err := readConfig(c.Path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return fmt.Errorf("config %s: %w", c.Path, err)
 	}
 	next := withTopLevel(old, "theme", strconv.Quote(name))
 	var check fileConfig
@@ -408,10 +414,54 @@ func withTopLevel(text []byte, key, value string) []byte {
 	return []byte(strings.Join(lines, "\n") + "\n")
 }
 
+// maxConfig is the largest config file read: settings, not data.
+const maxConfig = 1 << 20
+
+// readConfig reads a config file: a regular file of at most maxConfig
+// bytes. A project's file comes with the repository, so it may be a FIFO
+// (opened without blocking, then refused) or a link to /dev/zero
+// (refused, not read until memory runs out). A missing file is
+// fs.ErrNotExist.
+func readConfig(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxConfig+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxConfig {
+		return nil, fmt.Errorf("larger than %d KiB, which is more than settings take", maxConfig>>10)
+	}
+	return b, nil
+}
+
+// decodeConfig reads the config file at path into v.
+func decodeConfig(path string, v any) (toml.MetaData, error) {
+	b, err := readConfig(path)
+	if err != nil {
+		return toml.MetaData{}, err
+	}
+	return toml.Decode(string(b), v)
+}
+
 // replaceConfig writes the person's config whole under a temporary name,
 // synced, and renames it over the old: a crash leaves the old file or
-// the new, never a truncated one.
+// the new, never a truncated one. A config that is a link (to a dotfiles
+// repository, say) stays one: the file it names is replaced.
 func replaceConfig(path string, data []byte) error {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -63,17 +62,24 @@ func (c *config) forProject(workspace string, m modelFlags, themeFlag string) er
 	}
 	path := projectConfigPath(root)
 	var pf projectFile
-	md, err := toml.DecodeFile(path, &pf)
+	md, err := decodeConfig(path, &pf)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
-		return fmt.Errorf("project config %s: %s", path, oneLine(err.Error()))
+		// The file came with the repository: what is wrong with it is
+		// said, and the person's own settings stand. A broken file in a
+		// clone must not stop retrace from working there.
+		c.Warnings = append(c.Warnings, fmt.Sprintf("project config %s is not used: %s", path, oneLine(err.Error())))
+		c.projectWarning = "project config: not used (" + oneLine(err.Error()) + ")"
+		return nil
 	}
 	if keys := md.Undecoded(); len(keys) > 0 {
-		names := make([]string, len(keys))
-		for i, k := range keys {
-			names[i] = strconv.Quote(k[0])
+		var names []string
+		for _, k := range keys {
+			if q := strconv.Quote(k[0]); !slices.Contains(names, q) {
+				names = append(names, q) // a table's keys go with the table
+			}
 		}
 		c.Warnings = append(c.Warnings, fmt.Sprintf("project config %s: %s not taken from a project's file (only model, theme, context_window and max_iterations are: a repository may not choose where your key goes, which tools run without asking, or how commands are confined)", path, strings.Join(names, ", ")))
 		c.projectWarning = "project config: ignored " + strings.Join(names, ", ") + " (not a project's to set)"
@@ -115,9 +121,9 @@ func (c config) saveProjectTool(project, tool string) error {
 	if c.Path == "" {
 		return errors.New("no place for a config file: set XDG_CONFIG_HOME or HOME")
 	}
-	old, err := os.ReadFile(c.Path)
+	old, err := readConfig(c.Path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return fmt.Errorf("config %s: %w", c.Path, err)
 	}
 	var fc fileConfig
 	if _, err := toml.Decode(string(old), &fc); err != nil {

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"retrace/agent/llmserver"
 )
@@ -174,5 +177,95 @@ func TestWithTopLevel(t *testing.T) {
 		if got := string(withTopLevel([]byte(c.in), "theme", `"nord"`)); got != c.want {
 			t.Errorf("withTopLevel(%q) =\n%q\nwant\n%q", c.in, got, c.want)
 		}
+	}
+}
+
+// A project's config comes with the repository: a FIFO in its place, a
+// link to /dev/zero, a huge or a broken file is said in a warning, and
+// the person's own settings stand. Nothing waits, nothing runs out of
+// memory, nothing stops retrace from working there.
+func TestHostileProjectConfigIsAWarning(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		make func(path string) error
+		want string
+	}{
+		{"fifo", func(p string) error { return syscall.Mkfifo(p, 0o644) }, "not a regular file"},
+		{"dev zero", func(p string) error { return os.Symlink("/dev/zero", p) }, "not a regular file"},
+		{"huge", func(p string) error {
+			return os.WriteFile(p, []byte("model = \"x\"\n"+strings.Repeat("# padding\n", 120_000)), 0o644)
+		}, "larger than 1024 KiB"},
+		{"broken", func(p string) error { return os.WriteFile(p, []byte("model = \n"), 0o644) }, "is not used"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			repo := t.TempDir()
+			writeFile(t, filepath.Join(repo, ".git", "HEAD"), "x")
+			if err := os.MkdirAll(filepath.Join(repo, ".retrace"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.make(projectConfigPath(repo)); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := loadConfig(modelFlags{}, func(k string) string { return map[string]string{"XDG_CONFIG_HOME": t.TempDir()}[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cfg.forProject(repo, modelFlags{}, "") }()
+			select {
+			case err = <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("reading the project's config waits for ever")
+			}
+			if err != nil {
+				t.Fatalf("a project's bad config stops retrace: %v", err)
+			}
+			if len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], c.want) || cfg.Model != defaultModel {
+				t.Fatalf("warnings %q, model %q", cfg.Warnings, cfg.Model)
+			}
+		})
+	}
+}
+
+// A config that is a link to a dotfiles repository stays a link when an
+// approval or /theme writes it: the file it names is what changes.
+func TestSavingKeepsALinkedConfig(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "dotfiles", "retrace.toml")
+	writeFile(t, target, "model = \"m\"\n")
+	path := filepath.Join(dir, "retrace", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+	c := config{Path: path}
+	if err := c.saveProjectTool("/src/app", "write_file"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.saveTheme("nord"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Fatalf("the config is no longer a link: %v, %v", fi.Mode(), err)
+	}
+	b, err := os.ReadFile(target)
+	if err != nil || !strings.Contains(string(b), `theme = "nord"`) || !strings.Contains(string(b), `allowed_tools = ["write_file"]`) {
+		t.Fatalf("the linked file: %q, %v", b, err)
+	}
+}
+
+// A key the person's config sets inside a table retrace knows is named
+// whole, not as the table with a suggestion of itself.
+func TestUnknownKeyInAKnownTable(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "retrace", "config.toml"), "[projects.\"/src/app\"]\nallowed_tools = []\ntheme = \"nord\"\n")
+	c, err := loadConfig(modelFlags{}, func(k string) string { return map[string]string{"XDG_CONFIG_HOME": dir}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `unknown setting "projects.\"/src/app\".theme" is ignored`) {
+		t.Fatalf("warnings %q", c.Warnings)
 	}
 }

@@ -40,7 +40,9 @@ func (b briefer) Instructions(context.Context) (string, []state.InstructionFile,
 	if err != nil {
 		return "", nil, err
 	}
-	return in.Prompt(), in.Recorded(), nil
+	// A project's file may hold the key (a deploy note): the model and the
+	// session are told it replaced, as with a file a tool reads.
+	return b.secret.Text(in.Prompt()), in.Recorded(), nil
 }
 
 func (b briefer) Memories(ctx context.Context) ([]state.Memory, error) {

@@ -342,3 +342,24 @@ func TestAKeyReadFromAFileIsNeverStored(t *testing.T) {
 	}
 	keyNotInTheDatabase(t, r, c, key)
 }
+
+// A project's AGENTS.md that holds the key reaches the model, and the
+// session that records what it was told, with the key replaced.
+func TestAKeyInTheInstructionsIsNeverStored(t *testing.T) {
+	r := newRig(t)
+	const key = "sk-a-real-looking-key-5555566666"
+	if err := os.WriteFile(filepath.Join(r.ws, "AGENTS.md"), []byte("Deploy with the key "+key+".\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := keyed(t, r, key)
+	r.srv.Enqueue(llmserver.TextReply("Noted."))
+	if err := c.Submit("how do I deploy?"); err != nil {
+		t.Fatal(err)
+	}
+	finish(t, c)
+	sys := r.srv.Requests()[0].Messages[0].Content
+	if strings.Contains(sys, key) || !strings.Contains(sys, "Deploy with the key [the API key].") {
+		t.Fatalf("the system message: %q", sys)
+	}
+	keyNotInTheDatabase(t, r, c, key)
+}

@@ -74,9 +74,15 @@ func memoryCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		case "edit":
 			text := strings.Join(args[1:], " ")
 			if len(args) == 1 {
-				b, err := io.ReadAll(io.LimitReader(c.stdin, state.MaxMemory+1))
+				// Read whole (within reason) and trimmed before the memory's
+				// own length is checked: cut first, a long text would be kept
+				// short without a word.
+				b, err := io.ReadAll(io.LimitReader(c.stdin, maxMemoryInput+1))
 				if err != nil {
 					return err
+				}
+				if len(b) > maxMemoryInput {
+					return fmt.Errorf("memory edit: more than %d KiB on standard input; a memory is at most %d bytes", maxMemoryInput>>10, state.MaxMemory)
 				}
 				text = strings.TrimSpace(string(b))
 			}
@@ -112,6 +118,9 @@ func changeMemory(ctx context.Context, c *cli, st storage.Store, ev state.Memory
 // inertLine is a memory's text on one line, with nothing in it a terminal
 // would act on: the model may have written it.
 func inertLine(s string) string { return oneLine(transcript.Inert(s)) }
+
+// maxMemoryInput is the most `memory edit` reads from standard input.
+const maxMemoryInput = 1 << 20
 
 func scopeOf(m state.Memory) string {
 	if m.Everywhere() {

@@ -154,3 +154,40 @@ func toolResult(t *testing.T, req llmserver.Request, id string) string {
 	t.Fatalf("no result of %s in the request", id)
 	return ""
 }
+
+// memory edit takes the new text from its arguments or, with none, from
+// standard input, trimmed. A text too long is refused whole, and the
+// memory stays as it was: nothing is cut short without a word.
+func TestMemoryEditFromStandardInput(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "retrace.db")
+	ws := t.TempDir()
+	retrace(t, "memory", "add", "--workspace", ws, "--db", db, "tests run with make").ok(t)
+	var list []state.Memory
+	if err := json.Unmarshal([]byte(retrace(t, "memory", "list", "--json", "--db", db).ok(t).stdout), &list); err != nil || len(list) != 1 {
+		t.Fatalf("%+v, %v", list, err)
+	}
+	id := list[0].ID
+	text := func() string {
+		t.Helper()
+		var l []state.Memory
+		if err := json.Unmarshal([]byte(retrace(t, "memory", "list", "--json", "--db", db).ok(t).stdout), &l); err != nil || len(l) != 1 {
+			t.Fatalf("%+v, %v", l, err)
+		}
+		return l[0].Text
+	}
+
+	full := strings.Repeat("é", state.MaxMemory/2) // exactly the most a memory holds
+	retraceIn(t, strings.NewReader("\n  "+full+"\n\n"), "memory", "edit", id, "--db", db).ok(t)
+	if got := text(); got != full {
+		t.Fatalf("a memory of the most bytes, with space around it, kept as %d bytes", len(got))
+	}
+	for _, long := range []string{"\n" + strings.Repeat("x", 2500) + "END", " " + strings.Repeat("é", 1500), strings.Repeat("y", 2<<20)} {
+		r := retraceIn(t, strings.NewReader(long), "memory", "edit", id, "--db", db)
+		if r.code == exitOK || !strings.Contains(r.stderr, "at most 2000") {
+			t.Fatalf("a %d-byte text: exit %d, %s", len(long), r.code, r.stderr)
+		}
+		if got := text(); got != full {
+			t.Fatalf("a refused edit changed the memory to %d bytes", len(got))
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"retrace/agent/session"
+	"retrace/agent/tools"
 	"retrace/state"
 	"retrace/state/transcript"
 	"retrace/storage"
@@ -60,7 +61,13 @@ func memoryCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 					return err
 				}
 			}
-			m, known, err := session.Remember(ctx, st, dir, strings.Join(args, " "), *everywhere, "retrace memory")
+			// Resolved as a session's workspace is: a memory added from a
+			// path through a link is for the project the sessions there see.
+			ws, err := tools.NewWorkspace(dir)
+			if err != nil {
+				return err
+			}
+			m, known, err := session.Remember(ctx, st, ws.Root(), strings.Join(args, " "), *everywhere, "retrace memory")
 			if err != nil {
 				return err
 			}
@@ -126,7 +133,7 @@ func scopeOf(m state.Memory) string {
 	if m.Everywhere() {
 		return "for every project"
 	}
-	return "for " + m.Project
+	return "for " + inertLine(m.Project)
 }
 
 func listMemories(ctx context.Context, c *cli, st storage.Store, asJSON bool) error {
@@ -150,7 +157,7 @@ func listMemories(ctx context.Context, c *cli, st storage.Store, asJSON bool) er
 	for _, x := range m.List {
 		scope := "every project"
 		if !x.Everywhere() {
-			scope = x.Project
+			scope = inertLine(x.Project) // a directory's name may hold escapes
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", x.ID, scope, x.UpdatedAt.Local().Format("2006-01-02 15:04"), inertLine(x.Text))
 	}

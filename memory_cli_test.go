@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"retrace/agent/instructions"
+	"retrace/agent/session"
 	"retrace/agent/llmserver"
 	"retrace/state"
 )
@@ -189,5 +190,36 @@ func TestMemoryEditFromStandardInput(t *testing.T) {
 		if got := text(); got != full {
 			t.Fatalf("a refused edit changed the memory to %d bytes", len(got))
 		}
+	}
+}
+
+// memory add keeps a memory for the project a session there sees: from
+// a path through a link, the real one. A directory's name with an escape
+// in it is shown inert.
+func TestMemoryAddResolvesTheWorkspace(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "retrace.db")
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real\x1b]0;owned\x07")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	out := retrace(t, "memory", "add", "--workspace", link, "--db", db, "tabs, not spaces").ok(t).stdout
+	var list []state.Memory
+	if err := json.Unmarshal([]byte(retrace(t, "memory", "list", "--json", "--db", db).ok(t).stdout), &list); err != nil || len(list) != 1 {
+		t.Fatalf("%+v, %v", list, err)
+	}
+	if want := session.Project(real); list[0].Project != want {
+		t.Fatalf("kept for %q, want %q (the workspace a session there resolves)", list[0].Project, want)
+	}
+	table := retrace(t, "memory", "list", "--db", db).ok(t).stdout
+	if strings.ContainsRune(out+table, 0x1b) || strings.ContainsRune(out+table, 0x07) {
+		t.Fatalf("a raw escape reached the terminal:\n%q\n%q", out, table)
+	}
+	if r := retrace(t, "memory", "add", "--workspace", filepath.Join(dir, "missing"), "--db", db, "x"); r.code == exitOK {
+		t.Fatal("a memory was kept for a directory that does not exist")
 	}
 }

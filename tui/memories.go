@@ -146,7 +146,7 @@ func memoryScope(x state.Memory, project string) string {
 	case x.Project == project:
 		return "for this project"
 	}
-	return "for " + x.Project
+	return "for " + inert(x.Project)
 }
 
 // lines is the view width×height: the memories, the selected one marked,

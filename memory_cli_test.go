@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"retrace/agent/instructions"
-	"retrace/agent/session"
 	"retrace/agent/llmserver"
+	"retrace/agent/session"
 	"retrace/state"
 )
 

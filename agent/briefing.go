@@ -48,8 +48,15 @@ func (a *Agent) briefing(ctx context.Context, first bool) (*state.Briefing, stri
 		}
 	}
 	all, err := br.Memories(ctx)
-	if err != nil {
-		return nil, "", fmt.Errorf("read the memories: %w", err)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, "", ctx.Err()
+	case err != nil:
+		// The memories add to a task; they are not what it is. A damaged
+		// memory log (or a database that failed to answer) is said, and
+		// the task goes on told none: the briefing records that.
+		a.obs.Notice(fmt.Sprintf("the memories were not read, so this task is told none: %v", err))
+		all = nil
 	}
 	b.Memories = a.withinBudget(all)
 	if b.Instructions == nil && b.Memories == nil {

@@ -65,6 +65,11 @@ func (m *Model) openSessions() tea.Cmd {
 }
 
 func (m *Model) handleSessions(msg sessionsMsg) tea.Cmd {
+	if m.mode != modeSessions || m.sessions == nil {
+		// Closed (Esc, or n started a session) before the list came: it
+		// must not open the dialog again over what the person went on to.
+		return nil
+	}
 	if msg.err != nil {
 		m.notice = "sessions: " + msg.err.Error()
 		if m.sessions != nil && m.sessions.reading {

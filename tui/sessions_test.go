@@ -242,3 +242,23 @@ func TestTypingBeforeTheSessionsAreRead(t *testing.T) {
 		t.Fatalf("opened %v", f.opened)
 	}
 }
+
+// A dialog closed before its list came (Esc, or n starting a session)
+// stays closed when the list comes.
+func TestALateListDoesNotReopenTheDialog(t *testing.T) {
+	for _, key := range []string{"esc", "n"} {
+		f := newFake(answeredSession()...)
+		f.sessions = []SessionInfo{{ID: "aaaa000011112222", Title: "first"}}
+		m := newModel(t, f, "dark", 100, 30)
+		_, read := m.Update(keyPress(t, "ctrl+s"))
+		_, cmd := m.Update(keyPress(t, key))
+		run(m, cmd)
+		if m.mode != modeChat {
+			t.Fatalf("%s did not close the dialog", key)
+		}
+		m.Update(read())
+		if m.mode != modeChat || strings.Contains(screenOf(m), "type to filter") {
+			t.Fatalf("after %s, the late list opened the dialog again:\n%s", key, screenOf(m))
+		}
+	}
+}

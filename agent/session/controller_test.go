@@ -428,3 +428,37 @@ func TestAllowReachesLaterSessions(t *testing.T) {
 		t.Fatalf("out.txt = %q, %v", b, err)
 	}
 }
+
+// brokenMemories is a store whose memory log cannot be read.
+type brokenMemories struct{ storage.Store }
+
+func (brokenMemories) MemoryEvents(context.Context) ([]state.MemoryEvent, error) {
+	return nil, &storage.CorruptError{Path: "retrace.db", Reason: "memory log v3: checksum mismatch"}
+}
+
+// A memory log that cannot be read does not stop the work: the task is
+// told no memories, and the person is told why.
+func TestAnUnreadableMemoryLogIsSaidAndWorkGoesOn(t *testing.T) {
+	r := newRig(t)
+	c := r.controller(brokenMemories{r.store}, session.Config{})
+	if err := c.Create(storage.NewSession{}); err != nil {
+		t.Fatal(err)
+	}
+	r.srv.Enqueue(llmserver.TextReply("Hello."))
+	if err := c.Submit("hello"); err != nil {
+		t.Fatal(err)
+	}
+	done, evs := finish(t, c)
+	if done.Err != nil || done.State.Phase != state.Done {
+		t.Fatalf("the task ended %s: %v", done.State.Phase, done.Err)
+	}
+	said := false
+	for _, ev := range evs {
+		if n, ok := ev.(session.Notice); ok && strings.Contains(n.Text, "the memories were not read") && strings.Contains(n.Text, "memory log v3") {
+			said = true
+		}
+	}
+	if !said {
+		t.Fatalf("nobody was told the memories were not read: %v", evs)
+	}
+}

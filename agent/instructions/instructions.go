@@ -33,6 +33,10 @@ const DefaultCap = 6000
 // maxRead is how much of one file is read at most: far past any cap.
 const maxRead = 1 << 20
 
+// maxDirs is how many directories of a repository are looked in at most,
+// its root and those nearest the workspace: far deeper than projects nest.
+const maxDirs = 32
+
 // File is one file's instructions: its path, and what it takes of the
 // prompt, as the session records them, and its text.
 type File struct {
@@ -45,7 +49,8 @@ type File struct {
 type Instructions struct {
 	Files []File
 	// Skipped says why a file that is there was not read (unreadable,
-	// not text), one line each.
+	// not text, a link out of the repository, left out of the cap), or a
+	// directory not looked in, one line each.
 	Skipped []string
 }
 
@@ -64,10 +69,12 @@ type Options struct {
 
 // Read finds and reads the instruction files for a workspace. The
 // repository's root is the nearest directory up from the workspace that
-// holds .git; without one, only the workspace itself is looked in. When
-// the files take more than the cap, each keeps an equal share of it (a
-// file that needs less leaves the rest to the others), and what does not
-// fit is cut, saying so.
+// holds .git; without one, only the workspace itself is looked in. A file
+// of the repository is read only where it really is inside it: a link out
+// of it is refused, since a repository can link its AGENTS.md to any file
+// of the person who clones it. When the files take more than the cap, each keeps an equal share of
+// it (a file that needs less leaves the rest to the others), and what does
+// not fit is cut, saying so.
 func Read(opts Options) (Instructions, error) {
 	if opts.Cap <= 0 {
 		opts.Cap = DefaultCap
@@ -76,22 +83,24 @@ func Read(opts Options) (Instructions, error) {
 	if err != nil {
 		return Instructions{}, fmt.Errorf("instructions for %s: %w", opts.Workspace, err)
 	}
-	var dirs []string
-	if opts.UserDir != "" {
-		dirs = append(dirs, opts.UserDir)
-	}
-	dirs = append(dirs, projectDirs(ws)...)
-
 	var in Instructions
-	for _, dir := range dirs {
-		f, ok, err := readDir(dir)
-		switch {
-		case err != nil:
-			in.Skipped = append(in.Skipped, err.Error())
-		case ok:
-			in.Files = append(in.Files, f)
-		}
+	if opts.UserDir != "" {
+		// The person's own file is theirs, not a repository's: a link
+		// from it into a dotfiles repository is how many keep their
+		// configuration, and it is followed wherever it leads.
+		in.readTree(string(filepath.Separator), []string{opts.UserDir})
 	}
+	project := projectDirs(ws)
+	if len(project) > maxDirs {
+		// Each file is held and counted: a hostile repository nested
+		// thousands deep would cost gigabytes and minutes. Past the root,
+		// the files nearest the workspace say the most.
+		skip := project[1 : len(project)-maxDirs+1]
+		in.Skipped = append(in.Skipped, fmt.Sprintf("%d directories from %s down to %s not looked in: no more than %d of a repository are",
+			len(skip), skip[0], skip[len(skip)-1], maxDirs))
+		project = slices.Concat(project[:1], project[len(project)-maxDirs+1:])
+	}
+	in.readTree(project[0], project)
 	in.fit(opts.Cap, opts.Count)
 	return in, nil
 }
@@ -125,30 +134,84 @@ func projectDirs(ws string) []string {
 	return up
 }
 
-// readDir reads dir's instruction file, AGENTS.md before CLAUDE.md.
-func readDir(dir string) (File, bool, error) {
+// readTree reads the instruction files of dirs, each of which is top or
+// below it, refusing any that is not really inside top.
+func (in *Instructions) readTree(top string, dirs []string) {
+	real, err := filepath.EvalSymlinks(top)
+	if errors.Is(err, fs.ErrNotExist) {
+		return // no UserDir, or no workspace: nothing to read
+	}
+	var root *os.Root
+	if err == nil {
+		root, err = os.OpenRoot(real)
+	}
+	if err != nil {
+		in.Skipped = append(in.Skipped, fmt.Sprintf("%s not read: %v", top, err))
+		return
+	}
+	defer root.Close()
+	t := tree{top: top, real: real, root: root}
+	for _, dir := range dirs {
+		f, ok, skipped := t.readDir(dir)
+		in.Skipped = append(in.Skipped, skipped...)
+		if ok {
+			in.Files = append(in.Files, f)
+		}
+	}
+}
+
+// tree is a directory, the repository's root or UserDir, whose files are
+// read only from inside it.
+type tree struct {
+	top  string   // as the caller named it
+	real string   // with every link resolved
+	root *os.Root // real, opened
+}
+
+// readDir reads dir's instruction file, AGENTS.md before CLAUDE.md. An
+// AGENTS.md that cannot be read is skipped, saying why, and CLAUDE.md
+// stands in for it, as it would if there were none.
+func (t tree) readDir(dir string) (f File, ok bool, skipped []string) {
 	for _, name := range names {
 		path := filepath.Join(dir, name)
-		text, err := readText(path)
+		text, err := t.read(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return File{}, false, fmt.Errorf("%s not read: %v", path, err)
+			skipped = append(skipped, fmt.Sprintf("%s not read: %v", path, err))
+			continue
 		}
 		if strings.TrimSpace(text) == "" {
-			return File{}, false, nil // there, and empty: it says nothing
+			return File{}, false, skipped // there, and empty: it says nothing
 		}
-		return File{InstructionFile: state.InstructionFile{Path: path}, Text: text}, true, nil
+		return File{InstructionFile: state.InstructionFile{Path: path}, Text: text}, true, skipped
 	}
-	return File{}, false, nil
+	return File{}, false, skipped
+}
+
+// read reads the file at path if, with every link resolved, it is inside
+// the tree.
+func (t tree) read(path string) (string, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(t.real, real)
+	if err != nil || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("it links to %s, outside %s", real, t.top)
+	}
+	// The file may be swapped for a link out between the check and the
+	// open: opening it within the root refuses such a link, where a plain
+	// open would follow it.
+	return readText(t.root, rel)
 }
 
 // readText reads a regular file's text, up to maxRead bytes. It opens
 // without blocking, so that a FIFO in a file's place is refused rather
 // than waited on for a writer that never comes.
-func readText(path string) (string, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+func readText(root *os.Root, name string) (string, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", err
 	}
@@ -173,25 +236,51 @@ func readText(path string) (string, error) {
 // fit cuts the files to the cap: each has an equal share of it, and one
 // that needs less leaves the rest to the others, so that no long file
 // takes the room of a short one. It counts what each keeps.
+//
+// It goes round: the files within their share are kept whole, which
+// leaves more for each of the rest; when none is, the shortest is cut to
+// its share. A file is counted only as far as its share, so a long one
+// costs the counter about its share, not its length.
 func (in *Instructions) fit(limit int, count func(string) int) {
+	// need is a file's tokens, or where whole is false, those of a prefix
+	// that is already over the share it was counted for.
 	need := make([]int, len(in.Files))
-	order := make([]int, len(in.Files))
-	for i, f := range in.Files {
-		need[i], order[i] = count(f.Text), i
+	whole := make([]bool, len(in.Files))
+	pending := make([]int, len(in.Files))
+	for i := range pending {
+		pending[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return need[a] - need[b] })
+	// By length, which orders them as their tokens would, near enough,
+	// without counting a long file whole.
+	slices.SortStableFunc(pending, func(a, b int) int { return len(in.Files[a].Text) - len(in.Files[b].Text) })
 	left := limit
-	for k, i := range order {
-		f := &in.Files[i]
-		share := left / (len(order) - k)
-		n := need[i]
-		if n > share {
-			f.Text, n, f.Truncated = cut(f.Text, share, count), 0, true
-			if f.Text != "" {
-				n = count(f.Text)
+	for len(pending) > 0 {
+		share := left / len(pending)
+		over := make([]int, 0, len(pending))
+		for _, i := range pending {
+			f := &in.Files[i]
+			if !whole[i] && need[i] <= share {
+				var p string
+				p, need[i] = head(f.Text, share, count)
+				whole[i] = len(p) == len(f.Text)
 			}
+			if need[i] > share {
+				over = append(over, i)
+				continue
+			}
+			f.Tokens, left = need[i], left-need[i]
 		}
-		f.Tokens, left = n, left-n
+		if len(over) == len(pending) {
+			// What the cut leaves of its share goes to the others.
+			f := &in.Files[over[0]]
+			f.Text, f.Tokens, f.Truncated = cut(f.Text, share, count), 0, true
+			if f.Text != "" {
+				f.Tokens = count(f.Text)
+			}
+			left -= f.Tokens
+			over = over[1:]
+		}
+		pending = over
 	}
 	kept := in.Files[:0]
 	for _, f := range in.Files {
@@ -204,6 +293,26 @@ func (in *Instructions) fit(limit int, count func(string) int) {
 	in.Files = kept
 }
 
+// head returns text and its tokens, or when text counts more than limit,
+// a prefix of it, cut at a rune, that does already, and the prefix's
+// tokens: all a caller needs to know of a long text, at the cost of
+// counting about limit tokens of it rather than all. The tokenizer takes
+// about a microsecond a byte, so a megabyte counted whole takes a second.
+func head(text string, limit int, count func(string) int) (string, int) {
+	// Prose and code run about four bytes a token, so twice that is
+	// enough at the first count; text of longer tokens doubles it.
+	for size := max(min(limit, len(text)), 1) * 8; size < len(text); size *= 2 {
+		n := size
+		for n > 0 && !utf8.RuneStart(text[n]) {
+			n--
+		}
+		if c := count(text[:n]); c > limit {
+			return text[:n], c
+		}
+	}
+	return text, count(text)
+}
+
 // cut returns the longest prefix of text, ending at a line where it can,
 // that counts at most limit tokens once a note that it was cut is added.
 func cut(text string, limit int, count func(string) int) string {
@@ -212,10 +321,13 @@ func cut(text string, limit int, count func(string) int) string {
 	if limit <= 0 {
 		return ""
 	}
+	p, _ := head(text, limit, count)
 	lo, hi := 0, len(text) // the longest prefix within the limit is in [lo, hi]
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if count(text[:mid]) <= limit {
+		// Past p every prefix is over the limit too: the search takes the
+		// path it would over the whole text, without counting it.
+		if mid <= len(p) && count(text[:mid]) <= limit {
 			lo = mid
 		} else {
 			hi = mid - 1

@@ -1,6 +1,8 @@
 package instructions_test
 
 import (
+	"encoding/base64"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,12 +10,13 @@ import (
 	"testing"
 
 	"retrace/agent/instructions"
+	"retrace/agent/tokens"
 )
 
 // words counts a text's tokens as one a word: enough to hold the cap to.
 func words(s string) int { return len(strings.Fields(s)) }
 
-func write(t *testing.T, path, text string) {
+func write(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -175,5 +178,178 @@ func TestReadPassesOverWhatIsNotText(t *testing.T) {
 	in, err = instructions.Read(instructions.Options{Workspace: fifo, Count: words})
 	if err != nil || len(in.Files) != 0 || len(in.Skipped) != 1 || !strings.Contains(in.Skipped[0], "not a regular file") {
 		t.Fatalf("a FIFO: %+v, %v", in, err)
+	}
+}
+
+func link(t *testing.T, target, path string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A repository may link its files anywhere, and is cloned by a person
+// with secrets: a file whose links lead out of the repository is not
+// read, whether the link is relative or absolute, the file's or a
+// directory's on the way, and says where it leads. Links that stay
+// inside are followed, and so is the person's own file's, wherever it
+// leads: it is theirs (a dotfiles repository, say), not a repository's.
+func TestReadRefusesLinksOutOfTheTree(t *testing.T) {
+	top := t.TempDir()
+	repo := filepath.Join(top, "repo")
+	ws := filepath.Join(repo, "a", "b", "c")
+	user := filepath.Join(top, "config", "retrace")
+	netrc := filepath.Join(top, "netrc")
+	write(t, netrc, "machine example.com password hunter2")
+	write(t, filepath.Join(top, "config", "config.toml"), "database = \"postgres://me:swordfish@db\"")
+	write(t, filepath.Join(repo, ".git", "HEAD"), "x")
+	link(t, "../netrc", filepath.Join(repo, "AGENTS.md"))
+	write(t, filepath.Join(repo, "CLAUDE.md"), "Claude's file stands in.")
+	link(t, netrc, filepath.Join(repo, "a", "AGENTS.md"))
+	write(t, filepath.Join(repo, "docs", "b.md"), "Linked from b, inside.")
+	link(t, "../../docs/b.md", filepath.Join(repo, "a", "b", "AGENTS.md"))
+	write(t, filepath.Join(repo, "docs", "c.md"), "Linked from c by its full path, inside.")
+	link(t, filepath.Join(repo, "docs", "c.md"), filepath.Join(ws, "AGENTS.md"))
+	write(t, filepath.Join(top, "dotfiles", "retrace.md"), "Answer briefly, from my dotfiles.")
+	link(t, "../../dotfiles/retrace.md", filepath.Join(user, "AGENTS.md"))
+
+	in, err := instructions.Read(instructions.Options{Workspace: ws, UserDir: user, Count: words})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(user, "AGENTS.md"), filepath.Join(repo, "CLAUDE.md"), filepath.Join(repo, "a", "b", "AGENTS.md"), filepath.Join(ws, "AGENTS.md")}
+	if got := paths(in); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("read %q, want %q", got, want)
+	}
+	if p := in.Prompt(); strings.Contains(p, "hunter2") || strings.Contains(p, "swordfish") || !strings.Contains(p, "by its full path, inside.") {
+		t.Fatalf("the prompt:\n%s", p)
+	}
+	skipped := []string{
+		filepath.Join(repo, "AGENTS.md") + " not read: it links to " + netrc + ", outside " + repo,
+		filepath.Join(repo, "a", "AGENTS.md") + " not read: it links to " + netrc + ", outside " + repo,
+	}
+	if strings.Join(in.Skipped, "\n") != strings.Join(skipped, "\n") {
+		t.Fatalf("skipped %q, want %q", in.Skipped, skipped)
+	}
+
+	// A workspace reached through a directory linked out of the
+	// repository; and the person's directory itself a link, which is
+	// theirs to make.
+	write(t, filepath.Join(top, "elsewhere", "AGENTS.md"), "outside, through a directory")
+	link(t, filepath.Join(top, "elsewhere"), filepath.Join(repo, "out"))
+	write(t, filepath.Join(top, "dotfiles", "AGENTS.md"), "Answer briefly.")
+	dot := filepath.Join(top, "dot")
+	link(t, filepath.Join(top, "dotfiles"), dot)
+	in, err = instructions.Read(instructions.Options{Workspace: filepath.Join(repo, "out"), UserDir: dot, Count: words})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(in); len(got) != 2 || got[0] != filepath.Join(dot, "AGENTS.md") || got[1] != filepath.Join(repo, "CLAUDE.md") {
+		t.Fatalf("read %q", got)
+	}
+	if s := strings.Join(in.Skipped, "\n"); !strings.Contains(s, filepath.Join(repo, "out", "AGENTS.md")+" not read: it links to "+filepath.Join(top, "elsewhere", "AGENTS.md")+", outside "+repo) {
+		t.Fatalf("skipped %q", in.Skipped)
+	}
+}
+
+// An AGENTS.md that cannot be read does not silence the CLAUDE.md beside
+// it, and says why it was not read.
+func TestReadFallsBackToClaudeMD(t *testing.T) {
+	for name, put := range map[string]func(path string) error{
+		"a directory": func(path string) error { return os.Mkdir(path, 0o755) },
+		"a FIFO":      func(path string) error { return syscall.Mkfifo(path, 0o644) },
+		"not text":    func(path string) error { return os.WriteFile(path, []byte("\x00\x01"), 0o644) },
+		"a link out": func(path string) error {
+			secret := filepath.Join(t.TempDir(), "secret")
+			write(t, secret, "hunter2")
+			return os.Symlink(secret, path)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ws := t.TempDir()
+			agents := filepath.Join(ws, "AGENTS.md")
+			if err := put(agents); err != nil {
+				t.Fatal(err)
+			}
+			write(t, filepath.Join(ws, "CLAUDE.md"), "Claude's file.")
+			in, err := instructions.Read(instructions.Options{Workspace: ws, Count: words})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := paths(in); len(got) != 1 || got[0] != filepath.Join(ws, "CLAUDE.md") {
+				t.Fatalf("read %q, skipped %q", got, in.Skipped)
+			}
+			if len(in.Skipped) != 1 || !strings.HasPrefix(in.Skipped[0], agents+" not read: ") {
+				t.Fatalf("skipped %q", in.Skipped)
+			}
+		})
+	}
+}
+
+// nested makes a repository depth directories deep, each with a megabyte
+// of random base64 as its AGENTS.md (one file, linked hard into each):
+// the longest a file is read to, of the text a tokenizer is slowest on.
+func nested(tb testing.TB, depth int) (repo, ws string) {
+	repo = tb.TempDir()
+	write(tb, filepath.Join(repo, ".git", "HEAD"), "x")
+	raw := make([]byte, 3<<18)
+	rand.NewChaCha8([32]byte{}).Read(raw)
+	first := filepath.Join(repo, "AGENTS.md")
+	write(tb, first, base64.StdEncoding.EncodeToString(raw))
+	ws = repo
+	for range depth {
+		ws = filepath.Join(ws, "d")
+		if err := os.Mkdir(ws, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.Link(first, filepath.Join(ws, "AGENTS.md")); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return repo, ws
+}
+
+// A deep repository of long files costs the counter about the cap, not
+// the files' length: it counted 300 MB before, minutes with a tokenizer.
+// So many files are not all read either; the root's and the workspace's
+// are.
+func TestReadBoundsTheWorkOnLongFiles(t *testing.T) {
+	repo, ws := nested(t, 150)
+	counted := 0
+	count := func(s string) int { counted += len(s); return (len(s) + 3) / 4 }
+	in, err := instructions.Read(instructions.Options{Workspace: ws, Count: count})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counted > 1<<20 {
+		t.Errorf("counted %d bytes of text, more than one of the files", counted)
+	}
+	got := paths(in)
+	if len(got) == 0 || got[0] != filepath.Join(repo, "AGENTS.md") || got[len(got)-1] != filepath.Join(ws, "AGENTS.md") {
+		t.Fatalf("read %q", got)
+	}
+	if looked := len(got) + len(in.Skipped) - 1; looked > 32 || !strings.Contains(in.Skipped[0], "not looked in") {
+		t.Fatalf("looked in %d files of 151, skipped %q", looked, in.Skipped)
+	}
+	for _, f := range in.Recorded() {
+		if !f.Truncated || f.Tokens == 0 {
+			t.Fatalf("%s recorded as %+v", f.Path, f)
+		}
+	}
+}
+
+// BenchmarkReadLargeNested reads the deep repository of long files with
+// the tokenizer the agent counts with: the report that found it measured
+// 343 s a read before counting was bounded.
+func BenchmarkReadLargeNested(b *testing.B) {
+	_, ws := nested(b, 150)
+	count := tokens.NewCounter("gpt-4o").Text
+	for b.Loop() {
+		if _, err := instructions.Read(instructions.Options{Workspace: ws, Count: count}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -15,8 +15,9 @@ import (
 // (issue 17). The session's controller implements it over the store.
 type Briefer interface {
 	// Instructions are read once, for a session's first message: the
-	// text its system prompt adds, and the files it came from.
-	Instructions(ctx context.Context) (prompt string, files []state.InstructionFile, err error)
+	// text its system prompt adds, the files it came from, and a line
+	// for each file that is there and was not read, saying why.
+	Instructions(ctx context.Context) (prompt string, files []state.InstructionFile, skipped []string, err error)
 	// Memories are the memories that hold in the session's project:
 	// those kept for it and those kept for everywhere.
 	Memories(ctx context.Context) ([]state.Memory, error)
@@ -42,9 +43,15 @@ func (a *Agent) briefing(ctx context.Context, first bool) (*state.Briefing, stri
 	var b state.Briefing
 	prompt := ""
 	if first {
+		var skipped []string
 		var err error
-		if prompt, b.Instructions, err = br.Instructions(ctx); err != nil {
+		if prompt, b.Instructions, skipped, err = br.Instructions(ctx); err != nil {
 			return nil, "", fmt.Errorf("read the project's instructions: %w", err)
+		}
+		// A file left out is said: otherwise an AGENTS.md that is a link
+		// out of the repository, or not text, would vanish without a word.
+		for _, s := range skipped {
+			a.obs.Notice("instructions: " + s)
 		}
 	}
 	all, err := br.Memories(ctx)

@@ -462,3 +462,36 @@ func TestAnUnreadableMemoryLogIsSaidAndWorkGoesOn(t *testing.T) {
 		t.Fatalf("nobody was told the memories were not read: %v", evs)
 	}
 }
+
+// An instruction file left out is said when the session begins: a link
+// out of the project is not read, and not silently either.
+func TestALeftOutInstructionFileIsSaid(t *testing.T) {
+	r := newRig(t)
+	secret := filepath.Join(t.TempDir(), "netrc")
+	if err := os.WriteFile(secret, []byte("password hunter2"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(r.ws, "AGENTS.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ctrl.Create(storage.NewSession{}); err != nil {
+		t.Fatal(err)
+	}
+	r.srv.Enqueue(llmserver.TextReply("Hello."))
+	if err := r.ctrl.Submit("hello"); err != nil {
+		t.Fatal(err)
+	}
+	done, evs := finish(t, r.ctrl)
+	if done.Err != nil {
+		t.Fatal(done.Err)
+	}
+	said := false
+	for _, ev := range evs {
+		if n, ok := ev.(session.Notice); ok && strings.HasPrefix(n.Text, "instructions: "+filepath.Join(r.ws, "AGENTS.md")+" not read: it links to ") {
+			said = true
+		}
+	}
+	if !said || strings.Contains(r.srv.Requests()[0].Messages[0].Content, "hunter2") {
+		t.Fatalf("said %v; events %v", said, evs)
+	}
+}

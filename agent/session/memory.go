@@ -35,14 +35,14 @@ type briefer struct {
 	secret    llm.Scrub
 }
 
-func (b briefer) Instructions(context.Context) (string, []state.InstructionFile, error) {
+func (b briefer) Instructions(context.Context) (string, []state.InstructionFile, []string, error) {
 	in, err := instructions.Read(instructions.Options{Workspace: b.workspace, UserDir: b.cfg.UserDir, Cap: b.cfg.Cap, Count: tokens.NewCounter(b.model).Text})
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	// A project's file may hold the key (a deploy note): the model and the
 	// session are told it replaced, as with a file a tool reads.
-	return b.secret.Text(in.Prompt()), in.Recorded(), nil
+	return b.secret.Text(in.Prompt()), in.Recorded(), in.Skipped, nil
 }
 
 func (b briefer) Memories(ctx context.Context) ([]state.Memory, error) {

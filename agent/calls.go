@@ -23,18 +23,6 @@ func (a *Agent) allowedWithoutAsking(s state.State, name string) bool {
 	return a.allowed[name] || slices.Contains(s.Memory.AllowedTools, name)
 }
 
-// asks reports whether call waits for the person's approval: a gated
-// tool's, and a memory kept for every project. A project's instructions
-// come from whoever wrote the repository, and could otherwise have the
-// model plant lasting instructions in every other project's prompt.
-func asks(call state.ToolRequest, def tools.Def) bool {
-	if call.Name == "remember" {
-		_, everywhere, err := tools.ParseRemember(call.Arguments)
-		return err == nil && everywhere
-	}
-	return def.Gated
-}
-
 // runCalls settles the first open tool call; the loop comes back for the
 // next. One checkpoint per step, so a crash anywhere leaves a state that
 // says exactly how far each call got.
@@ -60,7 +48,7 @@ func (a *Agent) runCalls(ctx context.Context, open []state.ToolRequest) error {
 	}
 	def, known := a.tools.Def(call.Name)
 	approved := logged && entry.Approval == state.Approved
-	if known && asks(call, def) && !approved && !a.allowedWithoutAsking(s, call.Name) {
+	if known && tools.Asks(def, call.Arguments) && !approved && !a.allowedWithoutAsking(s, call.Name) {
 		_, err := a.commit(ctx, state.Event{Kind: state.ApprovalRequested, Tool: &state.ToolCall{ID: call.ID}})
 		return err
 	}

@@ -87,23 +87,37 @@ func (r *Registry) toolList() []*tool {
 			params: commandParams, run: bind("run_command", commandParams, r.runCommand), preview: bindPreview("run_command", commandParams, r.previewCommand)},
 		{def: Def{Name: "note", Description: "Remember a fact in working memory under a key, to keep it across steps; an empty value deletes the note."},
 			params: noteParams, preview: bindPreview("note", noteParams, previewNote)},
-		{def: Def{Name: "remember", Description: "Keep a fact or preference about the developer or this project for later sessions, when they ask you to remember it or state a lasting preference. Not for what only this task needs (use note)."},
+		{def: Def{Name: "remember", AsksSometimes: true, Description: "Keep a fact or preference about the developer or this project for later sessions, when they ask you to remember it or state a lasting preference. Not for what only this task needs (use note). One for every project needs the person's approval."},
 			params: rememberParams, preview: bindPreview("remember", rememberParams, previewRemember)},
 		{def: Def{Name: "set_plan", Description: "Set or replace the plan: the ordered steps that reach the goal. Call it before starting work and again whenever the plan changes."},
 			params: planParams, preview: bindPreview("set_plan", planParams, previewPlan)},
 	}
 }
 
-// Gated names the tools that ask the person before they run, in the order
-// Defs lists them: what configuration and flags may allow.
+// Gated names the tools that ask the person before they run, or before
+// some of their calls do, in the order Defs lists them: what
+// configuration and flags may allow.
 func Gated() []string {
 	var names []string
 	for _, t := range (&Registry{opts: Options{}.withDefaults()}).toolList() {
-		if t.def.Gated {
+		if t.def.Gated || t.def.AsksSometimes {
 			names = append(names, t.def.Name)
 		}
 	}
 	return names
+}
+
+// Asks reports whether a call of def with args waits for the person's
+// approval: every call of a gated tool, and a memory kept for every
+// project. A project's instructions come from whoever wrote the
+// repository, and could otherwise have the model plant lasting
+// instructions in every other project's prompt.
+func Asks(def Def, args string) bool {
+	if def.Name == "remember" {
+		_, everywhere, err := ParseRemember(args)
+		return err == nil && everywhere
+	}
+	return def.Gated
 }
 
 // IsGated reports whether name is a tool that asks first.

@@ -27,6 +27,9 @@ type Def struct {
 	Description string          // one or two sentences for the model
 	Parameters  json.RawMessage // a JSON Schema object: {"type":"object","properties":{...},"required":[...]}
 	Gated       bool            // needs the person's approval before it runs
+	// AsksSometimes: some of its calls need the approval (Asks says
+	// which), and configuration may allow them as it allows a gated tool.
+	AsksSometimes bool
 }
 
 // Options bounds what a tool may return or spend. Every result goes into

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,5 +163,51 @@ func TestImportCommand(t *testing.T) {
 				t.Fatalf("a refused import made the database: %v", err)
 			}
 		})
+	}
+}
+
+// A session continues with the model server it recorded, and sends the
+// key there: an import whose session talks to a remote server that is not
+// the person's is refused unless they say they trust it. The demo and a
+// server on this machine take no key, and are imported as they are.
+func TestImportRefusesAForeignModelServer(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("OPENAI_BASE_URL", "")
+	db, forked, _ := fixture(t)
+	var ex storage.Exported
+	if err := json.Unmarshal([]byte(retrace(t, "export", forked, "--db", db).ok(t).stdout), &ex); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(ex.Checkpoints, func(r storage.Record) bool { return r.Data.Kind == state.UserMessage })
+	if i < 0 {
+		t.Fatal("the fixture has no user message")
+	}
+	for _, c := range []struct {
+		url     string
+		refused bool
+	}{
+		{"https://models.example.net/v1", true},
+		{"https://api.openai.com/v1/", false}, // the default, which the person's key is for
+		{"http://127.0.0.1:8080/v1", false},
+		{demoEndpoint, false},
+	} {
+		ex.Checkpoints[i].Data.Endpoint = &state.Endpoint{Model: "m", BaseURL: c.url}
+		b, err := json.Marshal(ex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := filepath.Join(t.TempDir(), "fresh.db")
+		r := retraceIn(t, bytes.NewReader(b), "import", "-", "--db", fresh)
+		if !c.refused {
+			r.ok(t)
+			continue
+		}
+		if r.code != exitError || !strings.Contains(r.stderr, "talks to https://models.example.net/v1, not to your model server") || !strings.Contains(r.stderr, "--trust-endpoints") {
+			t.Fatalf("%s: exit %d, %s", c.url, r.code, r.stderr)
+		}
+		if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+			t.Fatalf("a refused import made the database: %v", err)
+		}
+		retraceIn(t, bytes.NewReader(b), "import", "-", "--trust-endpoints", "--db", fresh).ok(t)
 	}
 }

@@ -242,7 +242,7 @@ func explain(err error) string {
 		return err.Error() + " ('retrace log ID' shows them)"
 	case errors.Is(err, context.Canceled):
 		return "interrupted"
-	case errors.Is(err, storage.ErrCorrupt):
+	case errors.Is(err, storage.ErrCorrupt) && !strings.Contains(err.Error(), "retrace recover"): // said once
 		return err.Error() + " ('retrace recover --db FILE NEW.db' copies what is intact into a new file)"
 	}
 	return err.Error()

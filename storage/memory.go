@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"retrace/state"
@@ -71,6 +72,11 @@ func NextMemory(cur state.Memories, ev state.MemoryEvent, now time.Time, newID f
 		// Not before it was made, whatever the clock of the machine
 		// that edits it says.
 		ev.Memory.Text, ev.Memory.UpdatedAt = text, maxTime(ev.At, was.CreatedAt)
+	case state.MemoryRestored:
+		// A restore that changes nothing would only lengthen the log.
+		if then, ok := cur.At(ev.To); ok && slices.Equal(then, cur.List) {
+			return ev, &state.MemoryError{Version: ev.Version, Kind: ev.Kind, Reason: fmt.Sprintf("nothing to restore: the memories of v%d are those kept now", ev.To)}
+		}
 	}
 	if _, err := cur.Apply(ev); err != nil {
 		return ev, err

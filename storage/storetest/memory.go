@@ -125,6 +125,7 @@ func testMemoryRefused(t *testing.T, b Backend) {
 		{state.MemoryEvent{Kind: state.MemoryEdited, Memory: state.Memory{ID: "nosuch", Text: "x"}}, "no memory"},
 		{state.MemoryEvent{Kind: state.MemoryRemoved, Memory: state.Memory{ID: "nosuch"}}, "no memory"},
 		{state.MemoryEvent{Kind: state.MemoryRestored, To: 5}, "can restore v0 to v1"},
+		{state.MemoryEvent{Kind: state.MemoryRestored, To: 1}, "nothing to restore: the memories of v1 are those kept now"},
 	} {
 		_, err := st.AppendMemory(ctx, c.ev)
 		var me *state.MemoryError

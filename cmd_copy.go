@@ -8,6 +8,7 @@ import (
 	"reflect"
 
 	"retrace/state/transcript"
+	"retrace/state"
 	"retrace/storage"
 )
 
@@ -17,6 +18,7 @@ import (
 func copyCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	from := fs.String("from", "", "the database to copy from: a file or a postgres:// URL (default: --db's, as for any command)")
 	to := fs.String("to", "", "the database to copy into: a file (made if missing) or a postgres:// URL")
+	trust := fs.Bool("trust-endpoints", false, "copy a session that talks to a model server other than yours: continuing it sends your API key there")
 	return func(ctx context.Context, c *cli, ids []string) error {
 		if *to == "" {
 			return usagef("copy needs --to: the database to copy into")
@@ -34,6 +36,16 @@ func copyCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		if src == *to {
 			return usagef("copy --from and --to name the same database (%s)", locationName(src))
 		}
+		// A database handed over is as foreign as an export: its sessions
+		// go on with the servers they recorded.
+		var mine *state.Endpoint
+		if !*trust {
+			ep, err := c.ownEndpoint()
+			if err != nil {
+				return err
+			}
+			mine = &ep
+		}
 		source, err := openLocation(ctx, src)
 		if err != nil {
 			return err
@@ -50,7 +62,7 @@ func copyCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		defer target.Close()
 		failed := 0
 		for _, id := range list {
-			info, err := copySession(ctx, source, target, id)
+			info, err := copySession(ctx, source, target, id, mine)
 			if err != nil {
 				fmt.Fprintf(c.stderr, "retrace: session %s not copied: %s\n", id, explain(err))
 				failed++
@@ -135,10 +147,15 @@ func sessionsToCopy(ctx context.Context, source storage.Store, ids []string) ([]
 // copySession keeps source's session id in target. The import checks the
 // export whole, and a target that holds the id already refuses it: a copy
 // never writes over a session.
-func copySession(ctx context.Context, source, target storage.Store, id string) (storage.SessionInfo, error) {
+func copySession(ctx context.Context, source, target storage.Store, id string, mine *state.Endpoint) (storage.SessionInfo, error) {
 	ex, err := source.Export(ctx, id)
 	if err != nil {
 		return storage.SessionInfo{}, err
+	}
+	if mine != nil {
+		if err := checkEndpoints(ex, *mine); err != nil {
+			return storage.SessionInfo{}, err
+		}
 	}
 	info, err := target.Import(ctx, ex)
 	if errors.Is(err, storage.ErrSessionExists) {

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"retrace/agent/session"
+	"retrace/state"
 	"retrace/storage"
 )
 
@@ -34,14 +34,12 @@ func importCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		if !*trust {
-			cfg, err := c.loadConfig(modelFlags{})
+			mine, err := c.ownEndpoint()
 			if err != nil {
 				return err
 			}
-			if foreign := foreignEndpoints(ex, cfg.BaseURL); len(foreign) > 0 {
-				return fmt.Errorf("%s: the session talks to %s, not to your model server (%s); continuing it would send your API key there. "+
-					"If you trust where the file comes from, import it with --trust-endpoints; or continue it elsewhere with --base-url",
-					name, inertLine(strings.Join(foreign, ", ")), cfg.BaseURL)
+			if err := checkEndpoints(ex, mine); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
 			}
 		}
 		if *newID {
@@ -61,24 +59,54 @@ func importCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	}
 }
 
-// foreignEndpoints are the remote model servers an export's session
-// records that are not the person's own (mine, from their config, flags
-// and environment): a session continues with the server it recorded, and
-// sends the key there. The demo model and servers on this machine or
-// network need no key, and are no one's to steal it.
-func foreignEndpoints(ex storage.Export, mine string) []string {
+// foreignEndpoints says where an export's session would send the key
+// that the person did not choose: a session continues with the model
+// server it recorded, and with the variable it recorded the key in. A
+// server other than the person's own (mine, from their config, flags and
+// environment) is foreign wherever it is, on this machine or a private
+// network too, since the key goes with every request; so is a recorded
+// key variable other than theirs (an export may name $GITHUB_TOKEN). The
+// demo model takes no key.
+func foreignEndpoints(ex storage.Export, mine state.Endpoint) []string {
 	var out []string
+	add := func(s string) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
 	for _, r := range ex.Checkpoints {
 		ep := r.Data.Endpoint
-		if ep == nil || ep.BaseURL == "" {
+		if ep == nil {
 			continue
 		}
 		u := trimURL(ep.BaseURL)
-		if u != trimURL(mine) && u != demoEndpoint && session.NeedsKey(u) && !slices.Contains(out, u) {
-			out = append(out, u)
+		if u != "" && u != trimURL(mine.BaseURL) && u != demoEndpoint {
+			add("to " + u)
+		}
+		if ep.KeyEnv != "" && ep.KeyEnv != mine.KeyEnv {
+			add("the key in $" + ep.KeyEnv)
 		}
 	}
 	return out
+}
+
+// checkEndpoints refuses an export whose session would send the person's
+// key where they did not choose.
+func checkEndpoints(ex storage.Export, mine state.Endpoint) error {
+	foreign := foreignEndpoints(ex, mine)
+	if len(foreign) == 0 {
+		return nil
+	}
+	return fmt.Errorf("continuing the session would send a key of yours where you did not choose: %s (yours: %s with the key in $%s). "+
+		"If you trust where it comes from, add --trust-endpoints; or continue it with --base-url",
+		inertLine(strings.Join(foreign, "; ")), mine.BaseURL, mine.KeyEnv)
+}
+
+// ownEndpoint is the model server and key variable the person's config,
+// flags and environment name.
+func (c *cli) ownEndpoint() (state.Endpoint, error) {
+	cfg, err := c.loadConfig(modelFlags{})
+	return state.Endpoint{BaseURL: cfg.BaseURL, KeyEnv: cfg.KeyEnv}, err
 }
 
 // readImport reads the export file, or stdin for "-", up to

@@ -167,9 +167,10 @@ func TestImportCommand(t *testing.T) {
 }
 
 // A session continues with the model server it recorded, and sends the
-// key there: an import whose session talks to a remote server that is not
-// the person's is refused unless they say they trust it. The demo and a
-// server on this machine take no key, and are imported as they are.
+// key there: an import whose session talks to a server that is not the
+// person's, wherever it is (a private address takes the key as well), or
+// reads the key from another variable, is refused unless they say they
+// trust it. The demo takes no key, and is imported as it is.
 func TestImportRefusesAForeignModelServer(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("OPENAI_BASE_URL", "")
@@ -183,31 +184,44 @@ func TestImportRefusesAForeignModelServer(t *testing.T) {
 		t.Fatal("the fixture has no user message")
 	}
 	for _, c := range []struct {
-		url     string
-		refused bool
+		ep      state.Endpoint
+		refused string // what the refusal names; "" imports
 	}{
-		{"https://models.example.net/v1", true},
-		{"https://api.openai.com/v1/", false}, // the default, which the person's key is for
-		{"http://127.0.0.1:8080/v1", false},
-		{demoEndpoint, false},
+		{state.Endpoint{BaseURL: "https://models.example.net/v1"}, "where you did not choose: to https://models.example.net/v1 (yours: https://api.openai.com/v1 with the key in $OPENAI_API_KEY)"},
+		{state.Endpoint{BaseURL: "http://127.0.0.1:8080/v1"}, "to http://127.0.0.1:8080/v1"},
+		{state.Endpoint{BaseURL: "http://192.168.1.50/v1"}, "to http://192.168.1.50/v1"},
+		{state.Endpoint{BaseURL: "https://api.openai.com/v1", KeyEnv: "GITHUB_TOKEN"}, "choose: the key in $GITHUB_TOKEN"},
+		{state.Endpoint{BaseURL: "https://api.openai.com/v1/"}, ""}, // the default, which the person's key is for
+		{state.Endpoint{BaseURL: "https://api.openai.com/v1", KeyEnv: "OPENAI_API_KEY"}, ""},
+		{state.Endpoint{BaseURL: demoEndpoint}, ""},
 	} {
-		ex.Checkpoints[i].Data.Endpoint = &state.Endpoint{Model: "m", BaseURL: c.url}
+		ep := c.ep
+		ep.Model = "m"
+		ex.Checkpoints[i].Data.Endpoint = &ep
 		b, err := json.Marshal(ex)
 		if err != nil {
 			t.Fatal(err)
 		}
 		fresh := filepath.Join(t.TempDir(), "fresh.db")
 		r := retraceIn(t, bytes.NewReader(b), "import", "-", "--db", fresh)
-		if !c.refused {
+		if c.refused == "" {
 			r.ok(t)
 			continue
 		}
-		if r.code != exitError || !strings.Contains(r.stderr, "talks to https://models.example.net/v1, not to your model server") || !strings.Contains(r.stderr, "--trust-endpoints") {
-			t.Fatalf("%s: exit %d, %s", c.url, r.code, r.stderr)
+		if r.code != exitError || !strings.Contains(r.stderr, c.refused) || !strings.Contains(r.stderr, "--trust-endpoints") {
+			t.Fatalf("%+v: exit %d, %s", c.ep, r.code, r.stderr)
 		}
 		if _, err := os.Stat(fresh); !os.IsNotExist(err) {
 			t.Fatalf("a refused import made the database: %v", err)
 		}
 		retraceIn(t, bytes.NewReader(b), "import", "-", "--trust-endpoints", "--db", fresh).ok(t)
+
+		// A database handed over is refused the same way by copy.
+		into := filepath.Join(t.TempDir(), "into.db")
+		r = retrace(t, "copy", "--from", fresh, "--to", into)
+		if r.code != exitError || !strings.Contains(r.stderr, c.refused) {
+			t.Fatalf("copy of %+v: exit %d, %s", c.ep, r.code, r.stderr)
+		}
+		retrace(t, "copy", "--from", fresh, "--to", into, "--trust-endpoints").ok(t)
 	}
 }

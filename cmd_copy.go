@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"reflect"
 
-	"retrace/state/transcript"
 	"retrace/state"
+	"retrace/state/transcript"
 	"retrace/storage"
 )
 

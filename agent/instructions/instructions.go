@@ -90,7 +90,7 @@ func Read(opts Options) (Instructions, error) {
 		// configuration, and it is followed wherever it leads.
 		in.readTree(string(filepath.Separator), []string{opts.UserDir})
 	}
-	project := projectDirs(ws)
+	project := projectDirs(ws, homeDir())
 	if len(project) > maxDirs {
 		// Each file is held and counted: a hostile repository nested
 		// thousands deep would cost gigabytes and minutes. Past the root,
@@ -113,13 +113,31 @@ func ProjectRoot(workspace string) string {
 	if err != nil {
 		ws = filepath.Clean(workspace)
 	}
-	return projectDirs(ws)[0]
+	return projectDirs(ws, homeDir())[0]
+}
+
+// homeDir is the person's home directory, resolved, or "" when unknown.
+func homeDir() string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(home); err == nil {
+		return real
+	}
+	return home
 }
 
 // projectDirs are the directories from the repository's root down to ws.
-func projectDirs(ws string) []string {
+// The search stops below home: a home directory kept in git (dotfiles) is
+// not the project of every folder under it, and taking it for one would
+// let a downloaded folder's AGENTS.md link to any file in the home.
+func projectDirs(ws, home string) []string {
 	var up []string
 	for dir := ws; ; dir = filepath.Dir(dir) {
+		if dir == home && dir != ws {
+			return []string{ws} // no repository below home: the workspace alone
+		}
 		up = append(up, dir)
 		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
 			break

@@ -353,3 +353,31 @@ func BenchmarkReadLargeNested(b *testing.B) {
 		}
 	}
 }
+
+// A home directory kept in git is not the project of every folder under
+// it: a downloaded folder (no .git of its own) is its own project, and
+// its AGENTS.md may not link to the home's files. A repository under the
+// home is found as before.
+func TestAHomeInGitIsNotEveryFoldersProject(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	write(t, filepath.Join(home, ".git", "HEAD"), "x")
+	write(t, filepath.Join(home, ".netrc"), "machine api.github.com password ghp_SECRET")
+	evil := filepath.Join(home, "Downloads", "evil-1.0")
+	link(t, "../../.netrc", filepath.Join(evil, "AGENTS.md"))
+	if root := instructions.ProjectRoot(evil); root != evil {
+		t.Fatalf("the project of a folder under a home in git is %s, want the folder itself", root)
+	}
+	in, err := instructions.Read(instructions.Options{Workspace: evil, Count: words})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(in.Prompt(), "ghp_SECRET") || len(in.Files) != 0 || len(in.Skipped) != 1 || !strings.Contains(in.Skipped[0], "outside") {
+		t.Fatalf("read %q, skipped %q", paths(in), in.Skipped)
+	}
+	repo := filepath.Join(home, "src", "app")
+	write(t, filepath.Join(repo, ".git", "HEAD"), "x")
+	if root := instructions.ProjectRoot(filepath.Join(repo, "cmd")); root != repo {
+		t.Fatalf("a repository under the home: root %s, want %s", root, repo)
+	}
+}

@@ -42,6 +42,12 @@ type projectPrefs struct {
 	AllowedTools []string `toml:"allowed_tools"`
 }
 
+// The bounds on what a project's own file may set.
+const (
+	minProjectWindow     = 4096
+	maxProjectIterations = 100
+)
+
 // projectConfigPath is where a project's own settings are.
 func projectConfigPath(root string) string { return filepath.Join(root, ".retrace", "config.toml") }
 
@@ -93,10 +99,20 @@ func (c *config) forProject(workspace string, m modelFlags, themeFlag string) er
 	if pf.Theme != "" && themeFlag == "" {
 		c.Theme, c.From["theme"] = pf.Theme, from
 	}
-	if pf.ContextWindow > 0 && m.contextWindow == 0 {
+	// A repository may tune these, within bounds: a clone must not make
+	// a task run for ever on the person's bill, or summarise at every turn.
+	switch {
+	case pf.ContextWindow == 0 || m.contextWindow != 0:
+	case pf.ContextWindow < minProjectWindow:
+		c.Warnings = append(c.Warnings, fmt.Sprintf("project config %s: context_window = %d is not used: a project's file may set %d or more", path, pf.ContextWindow, minProjectWindow))
+	default:
 		c.ContextWindow, c.From["context_window"] = pf.ContextWindow, from
 	}
-	if pf.MaxIterations > 0 && m.maxIterations == 0 {
+	switch {
+	case pf.MaxIterations == 0 || m.maxIterations != 0:
+	case pf.MaxIterations < 0 || pf.MaxIterations > maxProjectIterations:
+		c.Warnings = append(c.Warnings, fmt.Sprintf("project config %s: max_iterations = %d is not used: a project's file may set 1 to %d (your own config or --max-iterations may set more)", path, pf.MaxIterations, maxProjectIterations))
+	default:
 		c.MaxIterations, c.From["max_iterations"] = pf.MaxIterations, from
 	}
 	return c.validate()

@@ -269,3 +269,52 @@ func TestUnknownKeyInAKnownTable(t *testing.T) {
 		t.Fatalf("warnings %q", c.Warnings)
 	}
 }
+
+// Saving keeps the config file's permissions: a 0644 file stays 0644.
+func TestSavingKeepsTheConfigsMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(path, []byte("model = \"m\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	if err := (config{Path: path}).saveTheme("nord"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("after /theme the config's mode is %v (%v), want -rw-r--r--", fi.Mode(), err)
+	}
+}
+
+// A project's file may tune the iteration limit and the window within
+// bounds: 2,000,000,000 iterations or a 10-token window are warned about
+// and not used.
+func TestProjectSettingsAreBounded(t *testing.T) {
+	for _, c := range []struct {
+		text       string
+		iterations int
+		window     int
+		warns      string
+	}{
+		{"max_iterations = 2000000000\n", 20, 0, "max_iterations = 2000000000 is not used"},
+		{"max_iterations = -3\n", 20, 0, "max_iterations = -3 is not used"},
+		{"max_iterations = 100\ncontext_window = 4096\n", 100, 4096, ""},
+		{"context_window = 10\n", 20, 0, "context_window = 10 is not used"},
+	} {
+		repo := t.TempDir()
+		writeFile(t, filepath.Join(repo, ".git", "HEAD"), "x")
+		writeFile(t, projectConfigPath(repo), c.text)
+		cfg, err := loadConfig(modelFlags{}, func(k string) string { return map[string]string{"XDG_CONFIG_HOME": t.TempDir()}[k] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.forProject(repo, modelFlags{}, ""); err != nil {
+			t.Fatal(err)
+		}
+		warned := strings.Join(cfg.Warnings, "\n")
+		if cfg.MaxIterations != c.iterations || cfg.ContextWindow != c.window || (c.warns == "") != (warned == "") || !strings.Contains(warned, c.warns) {
+			t.Fatalf("%q: iterations %d, window %d, warnings %q", c.text, cfg.MaxIterations, cfg.ContextWindow, cfg.Warnings)
+		}
+	}
+}

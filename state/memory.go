@@ -189,12 +189,12 @@ func (m Memories) For(project string) []Memory {
 }
 
 // Holding returns the memory that already says what x says where x
-// would hold: the same text, after surrounding space, kept for x's
-// project or for everywhere.
+// would hold: the same words, however spaced, kept for x's project or
+// for everywhere.
 func (m Memories) Holding(x Memory) (Memory, bool) {
-	text := strings.TrimSpace(x.Text)
+	text := strings.Join(strings.Fields(x.Text), " ")
 	for _, y := range m.List {
-		if strings.TrimSpace(y.Text) == text && (y.Everywhere() || y.Project == x.Project) {
+		if strings.Join(strings.Fields(y.Text), " ") == text && (y.Everywhere() || y.Project == x.Project) {
 			return y, true
 		}
 	}

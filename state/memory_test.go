@@ -171,6 +171,7 @@ func TestHoldingFindsTheSameFactWhereItHolds(t *testing.T) {
 		project, text, want string
 	}{
 		{"/src/app", "  the person is called Ada\n", "m1"},
+		{"/src/app", "the  person is\tcalled Ada", "m1"},
 		{"", "the person is called Ada", "m1"},
 		{"/src/app", "tabs, not spaces", "m2"},
 		{"/src/other", "tabs, not spaces", ""},

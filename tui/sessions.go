@@ -72,17 +72,13 @@ func (m *Model) handleSessions(msg sessionsMsg) tea.Cmd {
 	}
 	if msg.err != nil {
 		m.notice = "sessions: " + msg.err.Error()
-		if m.sessions != nil && m.sessions.reading {
+		if m.sessions.reading {
 			m.sessions, m.mode = nil, modeChat
 		}
 		return nil
 	}
-	filter, open := "", false
-	if m.sessions != nil && m.mode == modeSessions {
-		filter, open = m.sessions.filter, m.sessions.openWhenRead
-	}
-	m.sessions = &sessionList{all: msg.list, filter: filter}
-	m.mode = modeSessions
+	open := m.sessions.openWhenRead
+	m.sessions = &sessionList{all: msg.list, filter: m.sessions.filter}
 	if s, ok := m.sessions.selected(); ok && open {
 		return m.openSession(s.ID)
 	}

@@ -199,13 +199,17 @@ func (a *applier) check(ev Event, to Phase) error {
 		if ev.Endpoint == nil {
 			return invalid(ev.Kind, "names no model")
 		}
+	case Imported:
+		if len(ev.Messages) > 0 {
+			return invalid(ev.Kind, "carries messages; a session arrives as it was, with nothing said")
+		}
 	}
 	return nil
 }
 
 // change applies a checked event.
 func (a *applier) change(ev Event) {
-	if ev.Kind == Failed || ev.Kind == Interrupted {
+	if ev.Kind == Failed || ev.Kind == Interrupted || ev.Kind == Imported {
 		// Close every call left open, so the history stays one a strict
 		// server accepts, before anything the event carries is appended.
 		a.closeOpenCalls(ev)
@@ -281,6 +285,8 @@ func (a *applier) change(ev Event) {
 		a.s.Restoring = &Restore{From: ev.From, Files: slices.Clone(ev.Files)}
 	case FilesRestored:
 		a.s.Restoring = nil
+	case Imported:
+		a.arrive()
 	}
 	if ev.Kind == ToolFinished {
 		a.recordFiles(ev.Files)
@@ -373,12 +379,32 @@ func (a *applier) finishCall(req ToolRequest, result, errText string, durationMS
 	}})
 }
 
+// arrive closes a session that came from elsewhere (its open calls are
+// answered already): what it was doing where it was recorded is over. An
+// open restore is left as it is, with no file written; the tools its
+// approvals allowed for the session are taken back, since the user here
+// gave none of them; and a task under way or interrupted ends without a
+// goal to carry on, so that nothing resumes it.
+func (a *applier) arrive() {
+	if a.s.Phase.Active() || a.s.Unfinished() {
+		a.s.Memory.CurrentGoal = ""
+	}
+	a.s.Restoring = nil
+	a.s.Memory.AllowedTools = nil
+}
+
+// notRunOnArrival is what a call open when its session was imported is
+// answered with.
+const notRunOnArrival = "not run: the session was imported while this call was open, and nothing of an imported session runs until the user sends something new"
+
 // closeOpenCalls answers every call still open with an error saying why, and
 // marks it finished in the tool log.
 func (a *applier) closeOpenCalls(ev Event) {
 	reason := "interrupted"
 	if ev.Kind == Failed {
 		reason = "not completed: " + ev.Text
+	} else if ev.Kind == Imported {
+		reason = notRunOnArrival
 	} else if ev.Text != "" {
 		reason += ": " + ev.Text
 	}

@@ -122,6 +122,7 @@ func FuzzEventBody(f *testing.F) {
 		s, _ = state.Apply(s, canon)
 	}
 	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	f.Add(uint8(state.Imported), state.AppendEventBody(nil, state.Event{Kind: state.Imported, At: at, Text: "copied from theirs.db"}))
 	f.Fuzz(func(t *testing.T, kind uint8, body []byte) {
 		ev, err := state.DecodeEventBody(state.EventKind(kind), at, body)
 		if err != nil {

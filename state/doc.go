@@ -26,6 +26,8 @@
 //	idle, done, error --endpoint_set--> (same phase)
 //	idle, planning, executing, awaiting_approval, reflecting, done, error
 //	           --restore_started, files_restored--> (same phase)
+//	planning, executing, awaiting_approval, reflecting --imported----> idle
+//	idle, done, error --imported----> (same phase)
 //
 // A rollback that puts workspace files back records restore_started before
 // it writes the first file and files_restored after the last, on the
@@ -33,6 +35,15 @@
 // event that may follow; the manifest (State.Files) is the restored
 // version's throughout, since that is what the workspace holds once the
 // restore is over.
+//
+// A session that arrives from elsewhere (an export imported, a database
+// copied) is closed by an imported event, which may follow anything, an
+// open restore too. It ends what the session was doing where it was
+// recorded: an open restore is left (no file is written), every call
+// still open is answered as not run, the tools allowed for the session
+// are taken back, and a task under way or interrupted ends, so nothing
+// carries it on. Nothing of the session acts until the user sends
+// something new in it.
 //
 // A session's endpoint (model, base URL, the name of the key's variable)
 // is recorded by the user_message of a task that talks to another model

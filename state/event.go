@@ -35,6 +35,7 @@ const (
 	EndpointSet
 	RestoreStarted
 	FilesRestored
+	Imported
 )
 
 // EventKinds lists every kind, in the order of the constants.
@@ -42,7 +43,7 @@ var EventKinds = []EventKind{
 	UserMessage, PlanSet, Answered, ToolStarted, ToolFinished, AssistantMessage,
 	NoteSet, StepStatus, ApprovalRequested, ApprovalGiven, ApprovalDenied,
 	StepCompleted, Continue, Replan, Failed, Interrupted, Summarized,
-	ToolsDone, Resumed, EndpointSet, RestoreStarted, FilesRestored,
+	ToolsDone, Resumed, EndpointSet, RestoreStarted, FilesRestored, Imported,
 }
 
 var eventNames = [...]string{
@@ -68,6 +69,7 @@ var eventNames = [...]string{
 	EndpointSet:       "endpoint_set",
 	RestoreStarted:    "restore_started",
 	FilesRestored:     "files_restored",
+	Imported:          "imported",
 }
 
 // String returns the kind's wire name.
@@ -130,6 +132,7 @@ func (k *EventKind) UnmarshalText(b []byte) error {
 //	endpoint_set       Endpoint: the model and where it is served, for this session's next requests
 //	restore_started    From (the version whose files the workspace held), Files (each path's content there and here): the workspace is being put back
 //	files_restored     Text (what the restore did), Files (the paths it could not restore, optional): the restore is over
+//	imported           Text (where the session came from, optional): it came from another database or an export, and is closed (see the package documentation)
 //
 // Every kind may carry Usage, the tokens spent to produce it.
 type Event struct {

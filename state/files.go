@@ -171,7 +171,9 @@ func (ev Event) BlobDigests() []string {
 // make them.
 func (a *applier) checkRestore(ev Event) error {
 	open := a.s.Restoring != nil
-	if open && ev.Kind != FilesRestored {
+	// An import closes an open restore without finishing it: the files
+	// it names are another machine's.
+	if open && ev.Kind != FilesRestored && ev.Kind != Imported {
 		return invalid(ev.Kind, "a restore of the workspace is under way; only files_restored may follow")
 	}
 	if !open && ev.Kind == FilesRestored {

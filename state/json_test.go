@@ -122,6 +122,8 @@ func FuzzDecodeEvent(f *testing.F) {
 	}
 	f.Add([]byte(`{"kind":"tool_finished","tool":{"id":"x","result":"\u001b[2J"}}`))
 	f.Add([]byte(`{"kind":"step_status","step":-1,"status":"done"}`))
+	f.Add([]byte(`{"kind":"imported","at":"2026-11-22T10:00:00Z","text":"imported from x.json"}`))
+	f.Add([]byte(`{"kind":"imported","messages":[{"role":"assistant","content":"hi"}]}`))
 
 	bases := phaseSamples(f)
 	f.Fuzz(func(t *testing.T, b []byte) {

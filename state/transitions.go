@@ -47,6 +47,8 @@ func buildTransitions() []Transition {
 	all := []Phase{Idle, Planning, Executing, AwaitingApproval, Reflecting, Done, Error}
 	stay(RestoreStarted, all...)
 	stay(FilesRestored, all...)
+	move(Idle, Imported, active...)
+	stay(Imported, Idle, Done, Error)
 	return t
 }
 

@@ -51,7 +51,7 @@ var (
 		UserMessage, PlanSet, Answered, ToolStarted, ToolFinished, AssistantMessage,
 		NoteSet, StepStatus, ApprovalRequested, ApprovalGiven, ApprovalDenied,
 		StepCompleted, Continue, Replan, Failed, Interrupted, Summarized,
-		ToolsDone, Resumed, EndpointSet, RestoreStarted, FilesRestored,
+		ToolsDone, Resumed, EndpointSet, RestoreStarted, FilesRestored, Imported,
 	}
 	SpecMachine = []Transition{
 		// idle, done, error --user_message--> planning
@@ -123,6 +123,15 @@ var (
 		{Reflecting, FilesRestored, Reflecting},
 		{Done, FilesRestored, Done},
 		{Error, FilesRestored, Error},
+		// planning, executing, awaiting_approval, reflecting --imported--> idle
+		{Planning, Imported, Idle},
+		{Executing, Imported, Idle},
+		{AwaitingApproval, Imported, Idle},
+		{Reflecting, Imported, Idle},
+		// idle, done, error --imported--> (same phase)
+		{Idle, Imported, Idle},
+		{Done, Imported, Done},
+		{Error, Imported, Error},
 	}
 )
 
@@ -140,7 +149,7 @@ var (
 		ApprovalDenied: "approval_denied", StepCompleted: "step_completed", Continue: "continue",
 		Replan: "replan", Failed: "failed", Interrupted: "interrupted", Summarized: "summarized",
 		ToolsDone: "tools_done", Resumed: "resumed", EndpointSet: "endpoint_set",
-		RestoreStarted: "restore_started", FilesRestored: "files_restored",
+		RestoreStarted: "restore_started", FilesRestored: "files_restored", Imported: "imported",
 	}
 )
 
@@ -527,7 +536,7 @@ func TestWireNames(t *testing.T) {
 			t.Errorf("Phase(%d) marshalled to %q", uint8(p), b)
 		}
 	}
-	for k, want := range map[EventKind]string{0: "event(0)", 23: "event(23)", 255: "event(255)"} {
+	for k, want := range map[EventKind]string{0: "event(0)", 24: "event(24)", 255: "event(255)"} {
 		if got := k.String(); got != want {
 			t.Errorf("EventKind(%d).String() = %q, want %q", uint8(k), got, want)
 		}

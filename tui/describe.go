@@ -133,6 +133,12 @@ func describeOther(ev state.Event, s state.State) string {
 		return fmt.Sprintf("restoring %s %s here (the workspace was at v%d)", transcript.Count(len(ev.Files), "file"), verb, ev.From)
 	case state.FilesRestored:
 		return "the restore is over: " + ev.Text
+	case state.Imported:
+		from := ""
+		if ev.Text != "" {
+			from = " (" + ev.Text + ")"
+		}
+		return "the session arrived here" + from + ": nothing of it runs until you send a message"
 	}
 	// A kind newer than this interface: its stored name is all there is.
 	return "a change this version of retrace does not know: " + ev.Kind.String()

@@ -79,6 +79,8 @@ func everyKind() []labelled {
 		{state.Event{Kind: state.RestoreStarted, From: 9, Files: []state.FileChange{file}},
 			"restoring 1 file as it was here (the workspace was at v9) → error"},
 		{state.Event{Kind: state.FilesRestored, Text: "restored 1 file"}, "the restore is over: restored 1 file → error"},
+		{state.Event{Kind: state.Imported, Text: "imported from review.json"},
+			"the session arrived here (imported from review.json): nothing of it runs until you send a message → error"},
 	}
 }
 

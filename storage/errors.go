@@ -38,6 +38,9 @@ var (
 	ErrInvalid = errors.New("invalid data")
 	// ErrSessionExists: an import names a session the store holds already.
 	ErrSessionExists = errors.New("session exists")
+	// ErrWorkspace: a session arriving from elsewhere records a workspace
+	// that is no directory of this machine (see Arrive).
+	ErrWorkspace = errors.New("not a directory of this machine")
 )
 
 // AmbiguousError lists the sessions a prefix matches.

@@ -65,6 +65,8 @@ func Run(t *testing.T, b Backend) {
 		{"ExportCarriesReferencedBlobs", testExportCarriesReferencedBlobs},
 		{"FilesAfterReopen", testFilesAfterReopen},
 		{"RecentIsTheWholeWindowed", testRecentIsTheWholeWindowed},
+		{"ArrivalIsClosedAndKept", testArrival},
+		{"ArrivalWorkspaceRefused", testArrivalWorkspaceRefused},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, b) })

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -20,6 +21,7 @@ import (
 func importCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	newID := fs.Bool("new-id", false, "keep the session under a fresh id: a copy beside the one the database holds already")
 	trust := fs.Bool("trust-endpoints", false, "keep a session that talks to a model server other than yours: continuing it sends your API key there")
+	workspace := fs.String("workspace", "", "the directory the session's files belong in here (default the one it recorded, which must be a directory of this machine)")
 	return func(ctx context.Context, c *cli, args []string) error {
 		name := args[0]
 		data, err := readImport(c, name)
@@ -45,6 +47,9 @@ func importCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		if *newID {
 			ex.Session.ID = ""
 		}
+		if ex, err = arriving(ex, *workspace, "imported from "+filepath.Base(name)); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
 		st, err := c.openStore(ctx)
 		if err != nil {
 			return err
@@ -55,6 +60,7 @@ func importCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		fmt.Fprintf(c.stdout, "imported session %s (%q, %d versions, head v%d)\n", info.ID, info.Title, info.Versions, info.Head)
+		fmt.Fprint(c.stdout, arrivedLine(info))
 		return nil
 	}
 }

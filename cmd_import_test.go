@@ -71,7 +71,8 @@ func scriptedDB(t *testing.T) string {
 // TestImportRoundTripsEveryCorpusSession: for every session of the test
 // corpus (the schema corpus files, the command line's fixture, a scripted
 // session with branches and file contents), export, import into a fresh
-// database, export again: the bytes are the same.
+// database, export again: the bytes are the same, but for the imported
+// checkpoint the session arrived with, and the workspace chosen for it.
 func TestImportRoundTripsEveryCorpusSession(t *testing.T) {
 	fixtureDB, _, _ := fixture(t)
 	for _, db := range []string{copyCorpus(t, "schema1.db"), copyCorpus(t, "schema2.db"), fixtureDB, scriptedDB(t)} {
@@ -87,19 +88,19 @@ func TestImportRoundTripsEveryCorpusSession(t *testing.T) {
 		for i, info := range list {
 			t.Run(filepath.Base(db)+"/"+info.ID, func(t *testing.T) {
 				before := retrace(t, "export", info.ID, "--db", db).ok(t).stdout
-				fresh := filepath.Join(t.TempDir(), "fresh.db")
+				fresh, ws := filepath.Join(t.TempDir(), "fresh.db"), t.TempDir()
 				if i%2 == 0 {
 					file := filepath.Join(t.TempDir(), "export.json")
 					if err := os.WriteFile(file, []byte(before), 0o600); err != nil {
 						t.Fatal(err)
 					}
-					retrace(t, "import", file, "--db", fresh).ok(t)
+					retrace(t, "import", file, "--workspace", ws, "--db", fresh).ok(t)
 				} else {
-					retraceIn(t, strings.NewReader(before), "import", "-", "--db", fresh).ok(t)
+					retraceIn(t, strings.NewReader(before), "import", "-", "--workspace", ws, "--db", fresh).ok(t)
 				}
 				after := retrace(t, "export", info.ID, "--db", fresh).ok(t).stdout
-				if after != before {
-					t.Fatalf("export → import → export changed the bytes:\nbefore %d bytes\nafter  %d bytes", len(before), len(after))
+				if want := arrivedAs(t, before, after, ws); after != want {
+					t.Fatalf("export → import → export changed the bytes:\nbefore %d bytes\nafter  %d bytes, want %d", len(before), len(after), len(want))
 				}
 				if err := boltstore.Verify(context.Background(), fresh); err != nil {
 					t.Fatal(err)
@@ -119,7 +120,7 @@ func TestImportCommand(t *testing.T) {
 
 	t.Run("into a database holding the session", func(t *testing.T) {
 		before := sum(t, db)
-		r := retrace(t, "import", file, "--db", db)
+		r := retrace(t, "import", file, "--workspace", t.TempDir(), "--db", db)
 		if r.code != exitError || !strings.Contains(r.stderr, forked) || !strings.Contains(r.stderr, "--new-id") {
 			t.Fatalf("exit %d, stderr %q: want 1 and an error naming the session and --new-id", r.code, r.stderr)
 		}
@@ -128,7 +129,7 @@ func TestImportCommand(t *testing.T) {
 		}
 	})
 	t.Run("under a new id", func(t *testing.T) {
-		r := retrace(t, "import", file, "--new-id", "--db", db).ok(t)
+		r := retrace(t, "import", file, "--new-id", "--workspace", t.TempDir(), "--db", db).ok(t)
 		if !strings.Contains(r.stdout, "imported session") || strings.Contains(r.stdout, forked) {
 			t.Fatalf("stdout %q: want the new session named", r.stdout)
 		}
@@ -155,7 +156,7 @@ func TestImportCommand(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fresh := filepath.Join(t.TempDir(), "fresh.db")
-			r := retraceIn(t, strings.NewReader(c.input), append([]string{"import", "--db", fresh}, c.args...)...)
+			r := retraceIn(t, strings.NewReader(c.input), append([]string{"import", "--workspace", t.TempDir(), "--db", fresh}, c.args...)...)
 			if r.code != c.code || !strings.Contains(r.stderr, c.want) {
 				t.Fatalf("exit %d, stderr %q: want %d and %q", r.code, r.stderr, c.code, c.want)
 			}
@@ -179,6 +180,7 @@ func TestImportRefusesAForeignModelServer(t *testing.T) {
 	if err := json.Unmarshal([]byte(retrace(t, "export", forked, "--db", db).ok(t).stdout), &ex); err != nil {
 		t.Fatal(err)
 	}
+	ex.Session.Workspace = t.TempDir()
 	i := slices.IndexFunc(ex.Checkpoints, func(r storage.Record) bool { return r.Data.Kind == state.UserMessage })
 	if i < 0 {
 		t.Fatal("the fixture has no user message")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	neturl "net/url"
 	"os"
 	"path/filepath"
@@ -150,7 +151,8 @@ func TestFileCommandsRefusePostgres(t *testing.T) {
 
 // copy round-trips a file of the corpus (sessions with branches, tool
 // calls and file contents) to PostgreSQL and back: every session reads
-// back byte-identical from both, and a second copy writes over nothing.
+// back byte-identical from both, but for the imported checkpoint each
+// copy closes it with, and a second copy writes over nothing.
 func TestCopyRoundTripsThroughPostgres(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	dir := t.TempDir()
@@ -167,24 +169,21 @@ func TestCopyRoundTripsThroughPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	fixtureIn(t, st)
-	var ids []string
 	list, err := st.Sessions(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range list {
-		ids = append(ids, s.ID)
-	}
 	st.Close()
-	if len(ids) != 6 {
-		t.Fatalf("the corpus holds %d sessions, want 6", len(ids))
+	if len(list) != 6 {
+		t.Fatalf("the corpus holds %d sessions, want 6", len(list))
 	}
 
-	out := retrace(t, "copy", "--from", orig, "--to", url).ok(t).stdout
+	ws := t.TempDir()
+	out := retrace(t, "copy", "--from", orig, "--to", url, "--workspace", ws, "--memories", "--everywhere").ok(t).stdout
 	if !strings.Contains(out, "6 sessions copied") || !strings.Contains(out, "copied the memory log: 5 entries") {
 		t.Errorf("copy to PostgreSQL said:\n%s", out)
 	}
-	retrace(t, "copy", "--from", url, "--to", back).ok(t)
+	retrace(t, "copy", "--from", url, "--to", back, "--memories", "--everywhere").ok(t)
 	// The memory log goes with a whole copy, entry for entry.
 	want := retrace(t, "memory", "log", "--json", "--db", orig).ok(t).stdout
 	for _, db := range []string{url, back} {
@@ -192,8 +191,9 @@ func TestCopyRoundTripsThroughPostgres(t *testing.T) {
 			t.Errorf("the memory log in %s differs from the original:\n%s\nwant\n%s", locationName(db), got, want)
 		}
 	}
-	for _, id := range ids {
-		for _, args := range [][]string{{"show", id, "--json"}, {"show", id, "--version", "1", "--json"}, {"log", id, "--json"}, {"export", id}} {
+	for _, s := range list {
+		id, head := s.ID, fmt.Sprint(s.Head)
+		for _, args := range [][]string{{"show", id, "--version", "1", "--json"}, {"show", id, "--version", head, "--json"}} {
 			want := retrace(t, append(args, "--db", orig)...).ok(t).stdout
 			for _, db := range []string{url, back} {
 				if got := retrace(t, append(args, "--db", db)...).ok(t).stdout; got != want {
@@ -201,12 +201,21 @@ func TestCopyRoundTripsThroughPostgres(t *testing.T) {
 				}
 			}
 		}
+		exported := retrace(t, "export", id, "--db", orig).ok(t).stdout
+		for _, db := range []string{url, back} {
+			got := retrace(t, "export", id, "--db", db).ok(t).stdout
+			if want := arrivedAs(t, exported, got, ws); got != want {
+				t.Errorf("retrace export %s --db %s is not the original's with its arrival:\n%s\nwant\n%s", id, locationName(db), got, want)
+			}
+			exported = got
+		}
 	}
+	ids := []string{list[0].ID, list[1].ID}
 
 	// Again: the target holds every session, so nothing is copied and
 	// nothing changes; the exit says so.
 	before := retrace(t, "export", ids[0], "--db", url).ok(t).stdout
-	r := retrace(t, "copy", "--from", orig, "--to", url, ids[0][:6], ids[1])
+	r := retrace(t, "copy", "--from", orig, "--to", url, "--workspace", ws, ids[0][:6], ids[1])
 	if r.code == exitOK || !strings.Contains(r.stderr, "2 of 2 sessions not copied") || !strings.Contains(r.stderr, "holds a session "+ids[0]+" already") {
 		t.Errorf("a second copy: exit %d\n%s", r.code, r.stderr)
 	}

@@ -117,6 +117,8 @@ type Agent struct {
 	// the window they start at stays where it is.
 	counts []int
 	window int
+	// here is what this process saw of the task's calls (see askAgain).
+	here consent
 }
 
 // ErrInterrupted is returned when a task was cancelled; the session is idle
@@ -168,6 +170,7 @@ func (a *Agent) Send(ctx context.Context, text string) (state.State, error) {
 	if len(text) > state.MaxMessage {
 		return s, ErrMessageTooLong
 	}
+	a.here = consent{}
 	first := s.HistoryLen() == 0
 	brief, instructions, err := a.briefing(ctx, first)
 	if err != nil {
@@ -195,9 +198,11 @@ func (a *Agent) Send(ctx context.Context, text string) (state.State, error) {
 // (its phase is still active), or after it was interrupted (a resumed
 // event takes it up again, and the model is asked to go on). A tool call
 // that was running at a crash is recorded as interrupted and not run
-// again. Resuming a session at rest, with no task left unfinished, does
-// nothing.
+// again; one approved before the stop, or a remember call left open, is
+// asked about again. Resuming a session at rest, with no task left
+// unfinished, does nothing.
 func (a *Agent) Resume(ctx context.Context) (state.State, error) {
+	a.here = inheriting(a.cp.State())
 	if a.cp.State().Unfinished() {
 		if _, err := a.commit(ctx, state.Event{Kind: state.Resumed}); err != nil {
 			var ce *commitError

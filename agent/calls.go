@@ -23,6 +23,34 @@ func (a *Agent) allowedWithoutAsking(s state.State, name string) bool {
 	return a.allowed[name] || slices.Contains(s.Memory.AllowedTools, name)
 }
 
+// consent is what this process knows of the user's word on the calls of
+// the task it runs. A decision recorded before the task was taken up
+// again was given to another process (before a crash, or on another
+// machine, in a session imported since), and is not this user's word
+// now: only approvals given here let a call run.
+type consent struct {
+	approved  map[string]bool // calls approved by a decision asked here
+	inherited map[string]bool // calls already open when the task was taken up
+}
+
+// inheriting is the consent of a task taken up again at s: none given
+// yet, and every open call inherited.
+func inheriting(s state.State) consent {
+	c := consent{inherited: map[string]bool{}}
+	for _, req := range s.OpenCalls() {
+		c.inherited[req.ID] = true
+	}
+	return c
+}
+
+// askAgain reports a call that asks before it runs only because it was
+// left open by another process: a remember call, which keeps a memory
+// for the project without asking when the model makes it in front of
+// the user, but which nobody here saw made.
+func (a *Agent) askAgain(call state.ToolRequest) bool {
+	return call.Name == "remember" && a.here.inherited[call.ID]
+}
+
 // runCalls settles the first open tool call; the loop comes back for the
 // next. One checkpoint per step, so a crash anywhere leaves a state that
 // says exactly how far each call got.
@@ -47,8 +75,9 @@ func (a *Agent) runCalls(ctx context.Context, open []state.ToolRequest) error {
 		return a.note(ctx, call)
 	}
 	def, known := a.tools.Def(call.Name)
-	approved := logged && entry.Approval == state.Approved
-	if known && tools.Asks(def, call.Arguments) && !approved && !a.allowedWithoutAsking(s, call.Name) {
+	approved := logged && entry.Approval == state.Approved && a.here.approved[call.ID]
+	asks := known && (tools.Asks(def, call.Arguments) || a.askAgain(call))
+	if asks && !approved && !a.allowedWithoutAsking(s, call.Name) {
 		_, err := a.commit(ctx, state.Event{Kind: state.ApprovalRequested, Tool: &state.ToolCall{ID: call.ID}})
 		return err
 	}

@@ -118,8 +118,14 @@ func (a *Agent) decide(ctx context.Context, call state.ToolRequest) error {
 		_, err := a.commit(ctx, state.Event{Kind: state.ApprovalDenied, Tool: &state.ToolCall{ID: call.ID}, Text: d.Reason})
 		return err
 	}
-	_, err = a.commit(ctx, state.Event{Kind: state.ApprovalGiven, Tool: &state.ToolCall{ID: call.ID}, Always: d.Always})
-	return err
+	if _, err = a.commit(ctx, state.Event{Kind: state.ApprovalGiven, Tool: &state.ToolCall{ID: call.ID}, Always: d.Always}); err != nil {
+		return err
+	}
+	if a.here.approved == nil {
+		a.here.approved = map[string]bool{}
+	}
+	a.here.approved[call.ID] = true
+	return nil
 }
 
 func assistantMessage(t llm.Turn) state.Message {

@@ -10,7 +10,6 @@ import (
 
 	"retrace/agent"
 	"retrace/agent/llm"
-	"retrace/agent/rewind"
 	"retrace/agent/sandbox"
 	"retrace/agent/snapshot"
 	"retrace/agent/tokens"
@@ -199,14 +198,10 @@ func (c *Controller) openLocked(id string, readOnlyOK bool) error {
 	// The recent part is all going on needs (state.State.Window): a long
 	// session opens in the time its last turns take, not its length.
 	head, err := storage.Latest(c.base, c.store, id, storage.KeepRecent)
+	// A restore a stopped process left open stays so: opening writes no
+	// file (FinishRestore does, when the user says so).
 	if err == nil {
 		err = c.setHeadLocked(head)
-	}
-	if err == nil && !readOnly {
-		var res rewind.Result
-		if res, err = c.finishRestoreLocked(); err == nil && res.Text != "" {
-			c.events.publish(Notice{Text: "a restore of the workspace was left open; " + res.Text})
-		}
 	}
 	if err != nil {
 		if !readOnly && (id != c.info.ID || c.readOnly) { // claimed here, just now

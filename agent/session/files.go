@@ -122,7 +122,7 @@ func (r recorder) start(ctx context.Context, name, args string) (func(context.Co
 type Rollback = rewind.Options
 
 // finishRestoreLocked completes a restore that a stopped process left
-// open at the head, so that no task runs on a half-restored workspace.
+// open at the head (see FinishRestore).
 func (c *Controller) finishRestoreLocked() (rewind.Result, error) {
 	if c.head.Restoring == nil || c.readOnly {
 		return rewind.Result{Head: c.head}, nil

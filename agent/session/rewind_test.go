@@ -216,9 +216,10 @@ func TestInterruptedCommandsChangesAreRecorded(t *testing.T) {
 }
 
 // A restore left open (the process stopped between restore_started and
-// files_restored) is finished when the session is opened, and the
-// person is told.
-func TestOpenFinishesAnOpenRestore(t *testing.T) {
+// files_restored) is not finished when the session is opened: no file is
+// written, the session takes no message, and FinishRestore finishes it
+// when the user says so.
+func TestOpenLeavesAnOpenRestoreUntilAsked(t *testing.T) {
 	r := newRig(t)
 	r.ctrl = r.controller(r.store, session.Config{Allowed: []string{"write_file"}})
 	if err := r.ctrl.Create(storage.NewSession{}); err != nil {
@@ -246,15 +247,31 @@ func TestOpenFinishesAnOpenRestore(t *testing.T) {
 	if err := r.ctrl.Open(id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(r.ws, "notes.md")); !os.IsNotExist(err) {
-		t.Fatalf("opening the session did not finish the restore: %v", err)
+	notes := filepath.Join(r.ws, "notes.md")
+	if _, err := os.Stat(notes); err != nil {
+		t.Fatalf("opening the session wrote the restore's files: %v", err)
+	}
+	if head := r.ctrl.Head(); head.Restoring == nil {
+		t.Fatalf("the open restore is gone at v%d", head.Version)
+	}
+	var open *session.RestoreOpenError
+	for _, start := range []func() error{func() error { return r.ctrl.Submit("go on") }, r.ctrl.Resume} {
+		if err := start(); !errors.As(err, &open) || open.Target != 1 || open.Files != 1 || !errors.Is(err, session.ErrRestoreOpen) {
+			t.Fatalf("a task on an open restore: %v", err)
+		}
+	}
+	if _, err := os.Stat(notes); err != nil {
+		t.Fatalf("a refused task wrote the restore's files: %v", err)
+	}
+	res, err := r.ctrl.FinishRestore()
+	if err != nil || !strings.Contains(res.Text, "interrupted, then finished: restored 1 file to v1") {
+		t.Fatalf("finish: %q, %v", res.Text, err)
+	}
+	if _, err := os.Stat(notes); !os.IsNotExist(err) {
+		t.Fatalf("FinishRestore did not finish the restore: %v", err)
 	}
 	if head := r.ctrl.Head(); head.Restoring != nil {
 		t.Fatalf("the restore is still open at v%d", head.Version)
-	}
-	evs := until(t, r.ctrl, func(ev session.Event) bool { _, ok := ev.(session.Notice); return ok })
-	if n := evs[len(evs)-1].(session.Notice); !strings.Contains(n.Text, "left open; interrupted, then finished: restored 1 file to v1") {
-		t.Fatalf("notice %q", n.Text)
 	}
 }
 

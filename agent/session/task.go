@@ -81,7 +81,7 @@ func (c *Controller) start(fn func(context.Context, *agent.Agent) (state.State, 
 	if err != nil {
 		return err
 	}
-	if err := c.ep.KeyProblem(); err != nil {
+	if err := c.readyLocked(); err != nil {
 		c.endLocked(t)
 		return err
 	}
@@ -112,6 +112,15 @@ func (c *Controller) wroteLocked(err error) {
 	c.readOnly = true
 	c.followLocked()
 	c.events.publish(Notice{Text: "this session went read-only: its claim ended with the connection to the database, so another process may write it now; nothing of the step that failed was kept. Once no other process holds it, retrace offers to take it over"})
+}
+
+// readyLocked says why a task cannot start on the open session: a restore
+// left open at its head, or no key for its endpoint.
+func (c *Controller) readyLocked() error {
+	if err := RestoreLeftOpen(c.head); err != nil {
+		return err
+	}
+	return c.ep.KeyProblem()
 }
 
 // beginLocked reserves the session for one operation.

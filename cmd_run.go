@@ -12,6 +12,7 @@ import (
 	"retrace/agent/session"
 	"retrace/agent/tools"
 	"retrace/state"
+	"retrace/state/transcript"
 	"retrace/storage"
 )
 
@@ -93,20 +94,29 @@ func runTask(ctx context.Context, c *cli, f runFlags, args []string) error {
 	if err := openForRun(c, ctrl, id, prompt); err != nil {
 		return err
 	}
+	if err := restoreLeftOpen(ctrl.Head()); err != nil {
+		return err
+	}
 
 	if w := ctrl.Info().Commands.Warning(); w != "" {
 		fmt.Fprintf(c.stderr, "warning: %s\n", w)
 	}
 	out := newProgress(c.stdout, c.stderr, f.asJSON, ctrl.Head())
 	h := headless{all: f.yes, out: c.stderr}
-	// A task cut off by a crash is carried on first; an interrupted one
-	// only when no new prompt replaces it.
+	// Without a prompt, a task left unfinished (cut off by a crash, or
+	// interrupted) is carried on; a prompt replaces it, as a message does
+	// in the interface: the old task is recorded as ended by it.
 	final := ctrl.Head()
-	if final.Phase.Active() || (prompt == "" && final.Unfinished()) {
+	unfinished := final.Phase.Active() || final.Unfinished()
+	switch {
+	case prompt == "" && unfinished:
 		fmt.Fprintf(c.stderr, "resuming the unfinished task (phase %s)\n", final.Phase)
 		final, err = follow(ctx, ctrl, ctrl.Resume, out, h)
-	} else if prompt == "" {
+	case prompt == "":
 		fmt.Fprintf(c.stderr, "session %s has no unfinished task; give a PROMPT to go on\n", session.Short(final.SessionID))
+	case unfinished:
+		fmt.Fprintf(c.stderr, "the task left unfinished at v%d is replaced by this prompt ('retrace run --session %s' without one carries such a task on)\n",
+			final.Version, session.Short(final.SessionID))
 	}
 	if err == nil && prompt != "" {
 		final, err = follow(ctx, ctrl, func() error { return ctrl.Submit(prompt) }, out, h)
@@ -124,6 +134,20 @@ func runTask(ctx context.Context, c *cli, f runFlags, args []string) error {
 		}
 	}
 	return taskOutcome(final, err)
+}
+
+// restoreLeftOpen refuses to go on with a session whose head is a restore
+// a stopped retrace left open, and names the commands that end it: run
+// never writes the workspace's files by itself.
+func restoreLeftOpen(head state.State) error {
+	var open *session.RestoreOpenError
+	if !errors.As(session.RestoreLeftOpen(head), &open) {
+		return nil
+	}
+	id := session.Short(head.SessionID)
+	return fmt.Errorf("session %s was stopped in the middle of restoring %s of its workspace to v%d, and nothing of it was written since: "+
+		"'retrace rollback %s %d' finishes it, writing them; 'retrace rollback %s %d --keep-files' leaves every file as it is. Then run again",
+		id, transcript.Count(open.Files, "file"), open.Target, id, open.Target, id, open.Target)
 }
 
 // openForRun opens the session to work in: the one --session named

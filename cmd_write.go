@@ -48,7 +48,7 @@ func rollbackCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		// The workspace is opened only when files are to be put back: a
 		// session whose directory is gone still moves its head.
 		var files rewind.Files
-		if head.Restoring != nil || (!how.KeepFiles && len(rewind.Plan(head, target)) > 0) {
+		if !how.KeepFiles && (head.Restoring != nil || len(rewind.Plan(head, target)) > 0) {
 			cfg, err := c.loadConfig(modelFlags{})
 			if err != nil {
 				return err
@@ -60,7 +60,12 @@ func rollbackCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			defer w.Close()
 			files = w
 		}
-		if head.Restoring != nil {
+		if head.Restoring != nil && how.KeepFiles {
+			// --keep-files writes nothing: the restore stays unfinished, on
+			// the branch the head leaves.
+			fmt.Fprintf(c.stdout, "session %s: a restore of the workspace was left open at v%d; not finished, the files stay as they are\n", id, head.Version)
+		}
+		if head.Restoring != nil && !how.KeepFiles {
 			fin, err := rewind.Finish(ctx, st, files, head)
 			if err != nil {
 				return fmt.Errorf("finish the restore a stopped retrace left open: %w", err)

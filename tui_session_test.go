@@ -654,3 +654,47 @@ func TestTUIReadingNeedsNoKey(t *testing.T) {
 		t.Fatalf("the interface waits for a task that never started: %q", lastLine(s))
 	}
 }
+
+// Opening a session a stopped retrace left acting writes and runs
+// nothing: a restore left open is asked about, and a task approved
+// mid-way waits for Ctrl+R, which asks about the approved call again.
+func TestTUIOpensWithoutActing(t *testing.T) {
+	t.Run("restore", func(t *testing.T) {
+		r := newTUIRig(t)
+		if _, err := r.store.Import(context.Background(), hostileExport(t, "restore", r.ws)); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.ctrl.Open("hostile-restore"); err != nil {
+			t.Fatal(err)
+		}
+		p := r.open(r.ctrl, 120, 40)
+		p.untilShown("A restore of the workspace to v2 was left unfinished")
+		nothingWritten(t, r.ws)
+		p.press("k")
+		p.untilShown("restored v2 (files left as they were)")
+		nothingWritten(t, r.ws)
+		if h := r.ctrl.Head(); h.Restoring != nil || h.Version != 2 {
+			t.Fatalf("after keeping the files: v%d, restoring %v", h.Version, h.Restoring)
+		}
+	})
+	t.Run("approval", func(t *testing.T) {
+		r := newTUIRig(t)
+		if _, err := r.store.Import(context.Background(), hostileExport(t, "approval", r.ws)); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.ctrl.Open("hostile-approval"); err != nil {
+			t.Fatal(err)
+		}
+		p := r.open(r.ctrl, 120, 40)
+		p.untilShown("Ctrl+R carries it on")
+		nothingWritten(t, r.ws)
+		r.srv.Enqueue(llmserver.TextReply("Not run."))
+		p.press("ctrl+r")
+		p.untilShown("Approve run_command?")
+		nothingWritten(t, r.ws)
+		p.press("d")
+		p.untilShown("Not run.")
+		p.untilResting()
+		nothingWritten(t, r.ws)
+	})
+}

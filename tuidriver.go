@@ -154,11 +154,24 @@ func (d tuiDriver) Restore(version int, how tui.RestoreHow) (tui.Restored, error
 	if err != nil {
 		return tui.Restored{}, err
 	}
+	return restoredOf(res), nil
+}
+
+func (d tuiDriver) FinishRestore() (tui.Restored, error) {
+	res, err := d.ctrl.FinishRestore()
+	if err != nil {
+		return tui.Restored{}, err
+	}
+	return restoredOf(res), nil
+}
+
+// restoredOf is what a restore did, as the interface shows it.
+func restoredOf(res rewind.Result) tui.Restored {
 	failed := make([]string, len(res.Failed))
 	for i, f := range res.Failed {
 		failed[i] = f.Path
 	}
-	return tui.Restored{Files: res.Restored, NotRestorable: changePaths(res.NotRestorable), Left: changePaths(res.Left), Failed: failed}, nil
+	return tui.Restored{Files: res.Restored, NotRestorable: changePaths(res.NotRestorable), Left: changePaths(res.Left), Failed: failed}
 }
 
 func (d tuiDriver) FileDiffs(changes []state.FileChange) ([]tui.FileDiff, error) {

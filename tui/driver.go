@@ -49,6 +49,10 @@ type Driver interface {
 	// *FilesChangedError, with nothing changed, unless how says what to
 	// do with them.
 	Restore(version int, how RestoreHow) (Restored, error)
+	// FinishRestore completes the restore a stopped retrace left open at
+	// the head (state.State.Restoring), when the user says so: opening a
+	// session never writes its files.
+	FinishRestore() (Restored, error)
 
 	// FileDiffs reads both sides of each workspace change and diffs them.
 	FileDiffs(changes []state.FileChange) ([]FileDiff, error)

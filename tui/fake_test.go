@@ -55,6 +55,7 @@ type fakeDriver struct {
 	changedOutside []string
 	hows           []RestoreHow // how each restore was asked for
 	diffed         [][]state.FileChange
+	finished       int // restores left open that FinishRestore finished
 }
 
 // newFake builds a session from events; its head is the last.
@@ -206,6 +207,19 @@ func (f *fakeDriver) Restore(v int, how RestoreHow) (Restored, error) {
 		return Restored{}, nil
 	}
 	return Restored{Files: len(f.changedOutside)}, nil
+}
+
+// FinishRestore closes the restore open at the head, as the real driver
+// does once it has written its files.
+func (f *fakeDriver) FinishRestore() (Restored, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.finished++
+	if r := f.head.Restoring; r != nil {
+		f.head.Restoring = nil
+		return Restored{Files: len(r.Files)}, nil
+	}
+	return Restored{}, nil
 }
 
 // FileDiffs describes each change by its kind and path, with a diff

@@ -188,12 +188,8 @@ func (m *Model) shown() state.State {
 // Init listens to the driver and, for a session left mid-task, starts the
 // task again.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.listen()}
-	if m.head.Phase.Active() && !m.session.ReadOnly {
-		cmds = append(cmds, m.startTask(m.d.Resume, ""))
-	}
-	cmds = append(cmds, m.start(), m.readEarlier())
-	return tea.Batch(cmds...)
+	m.opened()
+	return tea.Batch(m.listen(), m.start(), m.readEarlier())
 }
 
 // Update routes each message to its handler, then reads the head's

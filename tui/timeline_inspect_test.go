@@ -128,8 +128,8 @@ func messagesOf(cmd tea.Cmd) []tea.Msg {
 }
 
 // Every way a task starts also starts the clock the phase pane ticks
-// by: opening a session left mid-task carries it on, and its "for Ns"
-// must move.
+// by: Ctrl+R on a session left mid-task carries it on, and its "for Ns"
+// must move. Opening one starts nothing.
 func TestEveryTaskStartTicks(t *testing.T) {
 	ticks := func(msgs []tea.Msg) bool {
 		for _, msg := range msgs {
@@ -141,12 +141,15 @@ func TestEveryTaskStartTicks(t *testing.T) {
 	}
 	f := newFake(richSession()...)
 	m := newModel(t, f, "dark", 120, 40)
-	if msgs := messagesOf(m.Init()); !m.running || !ticks(msgs) {
+	if msgs := messagesOf(m.Init()); m.running || ticks(msgs) {
 		t.Fatalf("starting on a mid-task session: running %v, a tick among %v: %v", m.running, msgs, ticks(msgs))
+	}
+	if msgs := messagesOf(m.retry()); !m.running || !ticks(msgs) {
+		t.Fatalf("Ctrl+R on a mid-task session: running %v, a tick among %v: %v", m.running, msgs, ticks(msgs))
 	}
 	m = newModel(t, newFake(), "dark", 80, 24)
 	_, cmd := m.Update(SessionChangedMsg{Session: f.info, Head: f.head})
-	if msgs := messagesOf(cmd); !m.running || !ticks(msgs) {
+	if msgs := messagesOf(cmd); m.running || ticks(msgs) {
 		t.Fatalf("switching to a mid-task session: running %v, ticks %v", m.running, ticks(msgs))
 	}
 }

@@ -125,9 +125,7 @@ func (m *Model) handleSessionChanged(msg SessionChangedMsg) tea.Cmd {
 	m.errText, m.notice = "", ""
 	m.loadSession(msg.Session, msg.Head)
 	m.relayout()
-	if m.head.Phase.Active() && !m.session.ReadOnly {
-		return m.startTask(m.d.Resume, "")
-	}
+	m.opened()
 	return nil
 }
 
@@ -260,6 +258,9 @@ func (m *Model) handleStartFailed(msg startFailedMsg) tea.Cmd {
 	if msg.unsent != "" && m.input.Value() == "" {
 		m.input.SetValue(msg.unsent)
 		m.relayout()
+	}
+	if m.head.Restoring != nil && !m.session.ReadOnly {
+		m.askOpenRestore() // what stops every task until it is answered
 	}
 	return nil
 }

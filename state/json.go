@@ -112,6 +112,7 @@ func checkDecoded(ev Event) error {
 func normalizeEvent(ev Event) Event {
 	ev.At = ev.At.UTC()
 	ev.Plan = cloneOrNil(ev.Plan)
+	ev.Files = cloneOrNil(ev.Files)
 	ev.Messages = cloneOrNil(ev.Messages)
 	for i := range ev.Messages {
 		ev.Messages[i].ToolCalls = cloneOrNil(ev.Messages[i].ToolCalls)

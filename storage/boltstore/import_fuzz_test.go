@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -32,6 +33,16 @@ func FuzzImport(f *testing.F) {
 	f.Add([]byte(`{"format":"retrace-export/1","session":{"id":"x","versions":2,"head":1,"phase":"planning"},"checkpoints":[{"version":1,"parent":0,"event":"user_message","phase":"planning","at":"2026-01-01T00:00:00Z","data":{"kind":"user_message","at":"2026-01-01T00:00:00Z","messages":[{"role":"user","content":"hi"}]}}]}`))
 	f.Add([]byte(`{"format":"retrace-export/1","session":{"id":"x"},"blobs":{"sha256:00":"AA=="}}`))
 	f.Add([]byte(`[]`))
+	// A session closed on arrival, and one whose arrival comes mid-task.
+	arrived, err := storage.Arrive(storetest.ScriptedExport("fuzz", 12, 1), storage.Arrival{At: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), Workspace: f.TempDir()})
+	if err != nil {
+		f.Fatal(err)
+	}
+	if good, err = json.Marshal(storage.Exported{Format: storage.ExportFormat, Export: arrived}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add([]byte(`{"format":"retrace-export/1","session":{"id":"x","versions":2,"head":2,"phase":"idle"},"checkpoints":[{"version":1,"parent":0,"event":"user_message","phase":"planning","at":"2026-01-01T00:00:00Z","data":{"kind":"user_message","at":"2026-01-01T00:00:00Z","messages":[{"role":"user","content":"hi"}]}},{"version":2,"parent":1,"event":"imported","phase":"idle","at":"2026-01-02T00:00:00Z","data":{"kind":"imported","at":"2026-01-02T00:00:00Z","text":"imported from x.json"}}]}`))
 
 	defer func(old struct{ checkpoints, bytes int }) { importBatch = old }(importBatch)
 	importBatch.checkpoints = 3

@@ -11,6 +11,7 @@ import (
 	"retrace/agent/rewind"
 	"retrace/agent/session"
 	"retrace/agent/snapshot"
+	"retrace/state"
 	"retrace/storage/boltstore"
 
 	"retrace/state/transcript"
@@ -60,18 +61,8 @@ func rollbackCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			defer w.Close()
 			files = w
 		}
-		if head.Restoring != nil && how.KeepFiles {
-			// --keep-files writes nothing: the restore stays unfinished, on
-			// the branch the head leaves.
-			fmt.Fprintf(c.stdout, "session %s: a restore of the workspace was left open at v%d; not finished, the files stay as they are\n", id, head.Version)
-		}
-		if head.Restoring != nil && !how.KeepFiles {
-			fin, err := rewind.Finish(ctx, st, files, head)
-			if err != nil {
-				return fmt.Errorf("finish the restore a stopped retrace left open: %w", err)
-			}
-			fmt.Fprintf(c.stdout, "session %s: a restore was left open at v%d; finished it first: %s\n", id, head.Version, fin.Text)
-			head = fin.Head
+		if head, err = settleOpenRestore(ctx, c, st, files, head, how.KeepFiles); err != nil {
+			return err
 		}
 		res, err := rewind.Restore(ctx, st, files, head, v, how)
 		if conflict, ok := errors.AsType[*rewind.ConflictError](err); ok {
@@ -98,6 +89,28 @@ func rollbackCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		}
 		return nil
 	}
+}
+
+// settleOpenRestore deals with a restore a stopped retrace left open at
+// head, before a rollback moves the head: one that keeps the files
+// leaves it unfinished, on the branch the head leaves, and writes
+// nothing; any other finishes it first. It returns the head to roll back
+// from.
+func settleOpenRestore(ctx context.Context, c *cli, st rewind.Store, files rewind.Files, head state.State, keepFiles bool) (state.State, error) {
+	id := head.SessionID
+	switch {
+	case head.Restoring == nil:
+		return head, nil
+	case keepFiles:
+		fmt.Fprintf(c.stdout, "session %s: a restore of the workspace was left open at v%d; not finished, the files stay as they are\n", id, head.Version)
+		return head, nil
+	}
+	fin, err := rewind.Finish(ctx, st, files, head)
+	if err != nil {
+		return head, fmt.Errorf("finish the restore a stopped retrace left open: %w", err)
+	}
+	fmt.Fprintf(c.stdout, "session %s: a restore was left open at v%d; finished it first: %s\n", id, head.Version, fin.Text)
+	return fin.Head, nil
 }
 
 func rmCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {

@@ -34,6 +34,8 @@ func copyCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	}
 }
 
+// copySessions copies the sessions ids name (every one when none), each
+// on its own: one that cannot be copied is named and the others go on.
 func copySessions(ctx context.Context, c *cli, f copyFlags, ids []string) error {
 	src, err := copyLocations(c, f)
 	if err != nil {

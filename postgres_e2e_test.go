@@ -51,8 +51,8 @@ func (m *machine) output(t *testing.T, args ...string) string {
 }
 
 // Two machines on one database: A runs a task; B reads the session as it
-// goes and is refused a write naming A; A is killed and B carries the
-// session on at once; both see one version tree. Then B's connection is
+// goes and is refused a write naming A; A is killed and B goes on with
+// the session at once; both see one version tree. Then B's connection is
 // ended under a task: its next write fails, saying so, with nothing half
 // written and nothing acknowledged lost.
 func TestTwoMachinesShareASession(t *testing.T) {
@@ -96,16 +96,16 @@ func TestTwoMachinesShareASession(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(a.ws, "go"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// B resumes the task A was killed in (its call recorded as
-	// interrupted, never run again), then takes the new message.
-	b.srv.Enqueue(llmserver.TextReply("B finishes A's task."), llmserver.TextReply("B carries on."))
+	// B's message replaces the task A was killed in (its call recorded as
+	// interrupted by it, never run again), as it would in the interface.
+	b.srv.Enqueue(llmserver.TextReply("B carries on."))
 	var out []byte
 	until(t, "B to take the session over", func() bool {
 		out, err = b.run("--session", id, "carry on").CombinedOutput()
 		return err == nil
 	})
 	t.Logf("B took the session over %v after A was killed", time.Since(killed).Round(time.Millisecond))
-	if !strings.Contains(string(out), "B finishes A's task.") || !strings.Contains(string(out), "B carries on.") {
+	if !strings.Contains(string(out), "interrupted: a new message replaced this unfinished task") || !strings.Contains(string(out), "B carries on.") {
 		t.Errorf("B's run after A was killed:\n%s", out)
 	}
 	if la, lb := a.output(t, "log", id, "--json"), b.output(t, "log", id, "--json"); la != lb {

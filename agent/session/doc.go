@@ -60,8 +60,12 @@
 //
 // # Caveats
 //
-// A restored version that was mid-task is never carried on by itself:
-// Resume does that when the person asks, and a new message records the
-// unfinished task as interrupted first. The API key in Config lives in
+// A session opened, or a restored version, that was mid-task is never
+// carried on by itself: Resume does that when the person asks (and asks
+// again about any call approved before the stop), and a new message
+// records the unfinished task as interrupted first. A restore a stopped
+// process left open is never finished by Open: the session takes no
+// task (RestoreOpenError) until FinishRestore finishes it or a Restore
+// with KeepFiles leaves it. The API key in Config lives in
 // memory only: the store records the model's name, never the key.
 package session

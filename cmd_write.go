@@ -12,6 +12,7 @@ import (
 	"retrace/agent/session"
 	"retrace/agent/snapshot"
 	"retrace/state"
+	"retrace/storage"
 	"retrace/storage/boltstore"
 
 	"retrace/state/transcript"
@@ -50,6 +51,11 @@ func rollbackCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		// session whose directory is gone still moves its head.
 		var files rewind.Files
 		if !how.KeepFiles && (head.Restoring != nil || len(rewind.Plan(head, target)) > 0) {
+			// A workspace recorded empty or relative would be wherever this
+			// command was typed (one imported before imports checked it).
+			if err := storage.CheckWorkspace(before.Workspace); err != nil {
+				return fmt.Errorf("put back the session's files: %w (--keep-files moves only the head)", err)
+			}
 			cfg, err := c.loadConfig(modelFlags{})
 			if err != nil {
 				return err

@@ -126,3 +126,21 @@ func TestRunReplacesAnUnfinishedTask(t *testing.T) {
 		t.Fatalf("the old task is not recorded as replaced:\n%s", show)
 	}
 }
+
+// A session whose recorded workspace is empty or relative (kept before
+// imports checked it) has its files put back nowhere: rollback refuses,
+// instead of writing wherever it is typed.
+func TestRollbackNeedsAWorkspaceOfThisMachine(t *testing.T) {
+	here := t.TempDir()
+	t.Chdir(here)
+	for _, ws := range []string{"", "project"} {
+		db := filepath.Join(t.TempDir(), "retrace.db")
+		keptAsIs(t, db, hostileExport(t, "restore", ws))
+		r := retrace(t, "rollback", "hostile-restore", "1", "--db", db)
+		nothingWritten(t, here)
+		nothingWritten(t, filepath.Join(here, "project"))
+		if r.code != exitError || !strings.Contains(r.stderr, "--keep-files moves only the head") {
+			t.Fatalf("workspace %q: exit %d\n%s", ws, r.code, r.stderr)
+		}
+	}
+}

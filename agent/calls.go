@@ -43,12 +43,12 @@ func inheriting(s state.State) consent {
 	return c
 }
 
-// askAgain reports a call that asks before it runs only because it was
-// left open by another process: a remember call, which keeps a memory
-// for the project without asking when the model makes it in front of
-// the user, but which nobody here saw made.
+// askAgain reports a remember call that asks although memories for the
+// project are kept without a question when the model makes them in front
+// of the user: one left open by another process, which nobody here saw
+// made, or any in a session that arrived from elsewhere (Options.Foreign).
 func (a *Agent) askAgain(call state.ToolRequest) bool {
-	return call.Name == "remember" && a.here.inherited[call.ID]
+	return call.Name == "remember" && (a.here.inherited[call.ID] || a.opts.Foreign)
 }
 
 // runCalls settles the first open tool call; the loop comes back for the

@@ -92,12 +92,13 @@ type Options struct {
 	// Briefer tells each task the project's instructions and what the
 	// person asked to be remembered; nil tells nothing.
 	Briefer Briefer
-	// Foreign says the session was recorded elsewhere and arrived by an
+	// Foreign reports a session recorded elsewhere that arrived by an
 	// import or a copy: its conversation, the system prompt too, may be
 	// someone else's words, which must not plant lasting instructions in
-	// this user's project. Its remember calls ask, as those for every
-	// project do.
-	Foreign bool
+	// this user's project, so its remember calls ask, as those for every
+	// project do. It is asked only when the model calls remember; nil
+	// reports none.
+	Foreign func() bool
 }
 
 // Recorder finds what a tool call changed in the workspace. Start is

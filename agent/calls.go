@@ -48,7 +48,10 @@ func inheriting(s state.State) consent {
 // of the user: one left open by another process, which nobody here saw
 // made, or any in a session that arrived from elsewhere (Options.Foreign).
 func (a *Agent) askAgain(call state.ToolRequest) bool {
-	return call.Name == "remember" && (a.here.inherited[call.ID] || a.opts.Foreign)
+	if call.Name != "remember" {
+		return false
+	}
+	return a.here.inherited[call.ID] || (a.opts.Foreign != nil && a.opts.Foreign())
 }
 
 // runCalls settles the first open tool call; the loop comes back for the

@@ -7,6 +7,12 @@ import (
 	"retrace/storage"
 )
 
+// foreignOf is the agent's Foreign for session id: read from its tree
+// when the model calls remember, not on every open.
+func foreignOf(ctx context.Context, st storage.Store, id string) func() bool {
+	return func() bool { return arrived(ctx, st, id) }
+}
+
 // arrived reports a session that came from elsewhere, by an import or a
 // copy: an imported checkpoint anywhere in its tree, since everything
 // before it was recorded by someone else. A tree that cannot be read

@@ -107,7 +107,6 @@ type Controller struct {
 	draft    *storage.NewSession // the open session, while it is in memory only
 	follower *follower           // watches the open session while it is read-only
 	head     state.State
-	foreign  bool // the open session arrived from elsewhere (see arrived)
 	cursor   *storage.Cursor
 	agent    *agent.Agent
 	task     *task // the operation under way, if any
@@ -239,7 +238,6 @@ func (c *Controller) setHeadLocked(head state.State) error {
 	}
 	c.head, c.ep = head, ep
 	c.cursor = storage.NewCursor(c.store, head)
-	c.foreign = arrived(c.base, c.store, head.SessionID)
 	c.agent = c.newAgentLocked()
 	return nil
 }
@@ -264,7 +262,7 @@ func (c *Controller) newAgentLocked() *agent.Agent {
 		MaxIterations: c.cfg.MaxIterations, ContextWindow: c.cfg.ContextWindow,
 		Workspace: c.cfg.Workspace.Root(), Allowed: c.cfg.Allowed, RestartOK: c.cfg.RestartOK,
 		Endpoint: c.ep.Endpoint, Files: recorder{tools: c.tools, files: c.files, err: c.filesErr, key: secret}, Secret: secret,
-		Foreign: c.foreign,
+		Foreign: foreignOf(c.base, c.store, c.head.SessionID),
 	}
 	if !c.cfg.Instructions.Off {
 		opts.Briefer = briefer{store: c.store, workspace: c.cfg.Workspace.Root(), cfg: c.cfg.Instructions, model: c.ep.Model, secret: secret}

@@ -185,8 +185,8 @@ func (m *Model) shown() state.State {
 	return m.head
 }
 
-// Init listens to the driver and, for a session left mid-task, starts the
-// task again.
+// Init listens to the driver and says what the session left unfinished;
+// nothing of it starts by itself (see opened).
 func (m *Model) Init() tea.Cmd {
 	m.opened()
 	return tea.Batch(m.listen(), m.start(), m.readEarlier())

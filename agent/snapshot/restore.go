@@ -102,7 +102,7 @@ func (w *Watcher) writeTemp(p string, data []byte, perm fs.FileMode) (string, er
 
 // syncDir makes a rename in dir durable.
 func (w *Watcher) syncDir(dir string) error {
-	d, err := w.root.Open(dir)
+	d, _, err := w.open(dir)
 	if err != nil {
 		return fmt.Errorf("open directory %s to sync: %w", dir, err)
 	}
@@ -156,7 +156,7 @@ func (w *Watcher) Sweep(p string) error {
 	}
 	dir, base := path.Dir(p), path.Base(p)
 	prefix := "." + base[:min(len(base), 100)] + ".retrace-"
-	d, err := w.root.Open(dir)
+	d, _, err := w.open(dir)
 	if isMissing(err) {
 		return nil
 	} else if err != nil {

@@ -20,7 +20,9 @@
 // Finish completes it from what each file holds, so the workspace ends at
 // the target version's bytes, never a mix inside one file.
 //
-// What is not restored: anything outside the workspace, paths git's
-// ignore rules or the configuration exclude (they are recorded as not
-// tracked), files over the size cap, and effects that are not files.
+// What is not restored: anything outside the workspace, anything inside
+// a .git directory (the user's history: a plan entry there is refused and
+// listed, whatever session it comes from), paths git's ignore rules or
+// the configuration exclude (they are recorded as not tracked), files
+// over the size cap, and effects that are not files.
 package rewind

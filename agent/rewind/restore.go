@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"retrace/agent/snapshot"
 	"retrace/state"
 	"retrace/storage"
 )
@@ -192,7 +193,8 @@ func Restore(ctx context.Context, st Store, files Files, head state.State, versi
 		}
 		return Result{Head: target}, nil
 	}
-	can, _ := Restorable(plan)
+	writable, _ := outsideGit(plan)
+	can, _ := Restorable(writable)
 	found, err := survey(files, can, !opts.Force)
 	if err != nil {
 		return Result{}, err
@@ -236,8 +238,12 @@ func finish(ctx context.Context, st Store, files Files, cur *storage.Cursor, r *
 		hook = func(Point, int) {}
 	}
 	hook(PointStarted, 0)
-	can, cannot := Restorable(r.Files)
+	writable, refused := outsideGit(r.Files)
+	can, cannot := Restorable(writable)
 	res := Result{NotRestorable: cannot}
+	for _, c := range refused {
+		res.Failed = append(res.Failed, Failure{c, snapshot.ErrGitPath})
+	}
 	for _, c := range inOrder(can) {
 		now, ok := found[c.Path]
 		if !ok {

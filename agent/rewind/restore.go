@@ -16,10 +16,13 @@ import (
 type Files interface {
 	// Image is what path holds now, with its content when it is kept.
 	Image(path string) (state.FileImage, []byte, error)
-	// Put makes path hold img (data is its content), atomically: a
+	// PutIf makes path hold img (data is its content), atomically: a
 	// reader sees the old file or the new one, never a mix. An absent
-	// img removes the file.
-	Put(path string, img state.FileImage, data []byte) error
+	// img removes the file. Just before the file is replaced it looks
+	// at it once more, and when ok (if not nil) refuses what it finds,
+	// it replaces nothing and its error wraps
+	// snapshot.ErrChangedMeanwhile.
+	PutIf(path string, img state.FileImage, data []byte, ok func(now state.FileImage) bool) error
 	// Sweep removes what a Put of path killed halfway left beside it.
 	Sweep(path string) error
 }
@@ -98,7 +101,8 @@ type Result struct {
 	Restored, Already int
 	// NotRestorable are target images whose content was never kept;
 	// Left are files found changed outside retrace and left as they
-	// were (only when finishing an interrupted restore, or forced).
+	// were: changed while the restore ran, or before an interrupted one
+	// was finished. A restore that left any is partial.
 	NotRestorable, Left []state.FileChange
 	// Failed are files that could not be written back, and why.
 	Failed []Failure
@@ -281,7 +285,13 @@ func finish(ctx context.Context, st Store, files Files, cur *storage.Cursor, r *
 			res.Failed = append(res.Failed, Failure{c, err})
 			continue
 		}
-		if err := files.Put(c.Path, c.After, data); err != nil {
+		err = files.PutIf(c.Path, c.After, data, stillOurs(c, opts.Force))
+		if errors.Is(err, snapshot.ErrChangedMeanwhile) {
+			// Saved by the user since the check: theirs now.
+			res.Left = append(res.Left, c)
+			continue
+		}
+		if err != nil {
 			// One file that cannot be written (a directory in its way, a
 			// disk full) must not leave the restore open for ever: it is
 			// listed, and the rest goes on.
@@ -302,6 +312,16 @@ func finish(ctx context.Context, st Store, files Files, cur *storage.Cursor, r *
 	return res, nil
 }
 
+// stillOurs is what a restore asks of a file just before replacing it:
+// that it still holds what the session recorded, or the target already.
+// A forced restore overwrites whatever it finds.
+func stillOurs(c state.FileChange, force bool) func(now state.FileImage) bool {
+	if force {
+		return nil
+	}
+	return func(now state.FileImage) bool { return unchanged(c.Before, now) || now.Same(c.After) }
+}
+
 // summary says in one line what a restore did, for the files_restored
 // event and the person reading it.
 func (r Result) summary(to, from int) string {
@@ -317,6 +337,9 @@ func (r Result) summary(to, from int) string {
 	}
 	for _, f := range r.Failed {
 		parts = append(parts, fmt.Sprintf("could not restore %s: %v", f.Path, f.Err))
+	}
+	if len(r.Left) > 0 || len(r.Failed) > 0 {
+		parts = append(parts, "the restore is partial")
 	}
 	return strings.Join(parts, "; ")
 }

@@ -3,6 +3,7 @@ package rewind_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,5 +162,50 @@ func TestUntrackedBeforeWithoutStampIsAConflict(t *testing.T) {
 	}
 	if len(res.Left) != 1 || res.Left[0].Path != "Makefile" || d.read("Makefile") != "the user's own Makefile\n" {
 		t.Fatalf("Finish wrote over the user's Makefile: left %v, it holds %q", res.Left, d.read("Makefile"))
+	}
+}
+
+// A file the user saves while a large restore is under way, before the
+// restore reaches it, is looked at again just before it is replaced: it
+// is left as the user wrote it and listed, and the restore is recorded
+// as partial.
+func TestSaveDuringARestoreIsNotOverwritten(t *testing.T) {
+	d := newDisk(t, t.TempDir())
+	const n = 40
+	name := func(i int) string { return fmt.Sprintf("f%03d.txt", i) }
+	for i := range n {
+		d.write(name(i), "before\n")
+	}
+	before := d.cur.State().Version
+	d.command("c1", func() {
+		for i := range n {
+			d.write(name(i), "by the command\n")
+		}
+	})
+	saved := name(n - 3)
+	hook := func(p rewind.Point, done int) {
+		if p == rewind.PointFile && done == 5 {
+			d.write(saved, "saved by the user meanwhile\n")
+		}
+	}
+	res, err := d.rollback(before, rewind.Options{Hook: hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.read(saved); got != "saved by the user meanwhile\n" {
+		t.Fatalf("%s holds %q: the user's save was overwritten", saved, got)
+	}
+	if len(res.Left) != 1 || res.Left[0].Path != saved || res.Restored != n-1 {
+		t.Fatalf("left %v, restored %d; want %s left and the other %d restored", res.Left, res.Restored, saved, n-1)
+	}
+	if !strings.Contains(res.Text, "partial") || !strings.Contains(res.Text, saved) {
+		t.Fatalf("the record does not say the restore is partial: %q", res.Text)
+	}
+	head, err := d.st.Head(context.Background(), d.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := head.Files[saved]; ok && e.Now.Same(e.Was) {
+		t.Fatalf("the session says %s is back to its first content", saved)
 	}
 }

@@ -24,3 +24,8 @@ var ErrForeignMark = errors.New("the mark was not taken by this watcher")
 // user's history, not the agent's work, and a hook planted in it would run
 // unconfined at the user's next commit.
 var ErrGitPath = errors.New("a path inside .git, which a restore never writes")
+
+// ErrChangedMeanwhile is wrapped by PutIf's error when the path, looked at
+// once more just before it was to be replaced, held something it must
+// not overwrite: nothing was replaced.
+var ErrChangedMeanwhile = errors.New("the file changed while the restore ran")

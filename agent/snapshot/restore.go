@@ -29,13 +29,25 @@ import (
 // is ErrDigestMismatch; a path inside .git is ErrGitPath; and nothing is
 // written.
 func (w *Watcher) Put(p string, img state.FileImage, data []byte) error {
+	return w.PutIf(p, img, data, nil)
+}
+
+// PutIf is Put with one more look at path just before it is replaced:
+// once the new content is written and synced beside it (for an absent
+// image, just before the removal), what path holds is read again, and
+// when ok says that may not be overwritten, nothing is replaced and the
+// error wraps ErrChangedMeanwhile. A restore of many files checks them
+// all before it starts, but the user may save one while it runs; this
+// keeps the window in which such a save is lost to the rename itself.
+// A nil ok looks at nothing.
+func (w *Watcher) PutIf(p string, img state.FileImage, data []byte, ok func(now state.FileImage) bool) error {
 	switch {
 	case !state.ValidPath(p):
 		return fmt.Errorf("put %q: %w", p, ErrInvalidPath)
 	case InGitDir(p):
 		return fmt.Errorf("put %s: %w", p, ErrGitPath)
 	case img.Absent:
-		return w.Remove(p)
+		return w.removeIf(p, ok)
 	case img.Untracked != "":
 		return fmt.Errorf("put %s (%s): %w", p, img.Untracked, ErrNotRestorable)
 	case Digest(data) != img.Blob:
@@ -55,6 +67,10 @@ func (w *Watcher) Put(p string, img state.FileImage, data []byte) error {
 	}
 	tmp, err := w.writeTemp(p, data, fs.FileMode(img.Mode).Perm())
 	if err != nil {
+		return fmt.Errorf("put %s: %w", p, err)
+	}
+	if err := w.lookAgain(p, ok); err != nil {
+		_ = w.root.Remove(tmp)
 		return fmt.Errorf("put %s: %w", p, err)
 	}
 	if err := w.root.Rename(tmp, p); err != nil {
@@ -124,7 +140,26 @@ func (w *Watcher) syncDir(dir string) error {
 // takes build/ with it, and a later restore that puts a file named build
 // back finds the way clear. A symlink at path is removed itself, not its
 // target. A path inside .git is ErrGitPath, and stays.
-func (w *Watcher) Remove(p string) error {
+func (w *Watcher) Remove(p string) error { return w.removeIf(p, nil) }
+
+// lookAgain reads what p holds now and asks ok whether it may be
+// replaced: ErrChangedMeanwhile when not. A nil ok allows anything.
+func (w *Watcher) lookAgain(p string, ok func(now state.FileImage) bool) error {
+	if ok == nil {
+		return nil
+	}
+	now, _, err := w.Image(p)
+	if err != nil {
+		return fmt.Errorf("look at it again: %w", err)
+	}
+	if !ok(now) {
+		return ErrChangedMeanwhile
+	}
+	return nil
+}
+
+// removeIf is Remove, which asks ok first (see PutIf).
+func (w *Watcher) removeIf(p string, ok func(now state.FileImage) bool) error {
 	if !state.ValidPath(p) {
 		return fmt.Errorf("remove %q: %w", p, ErrInvalidPath)
 	}
@@ -139,6 +174,9 @@ func (w *Watcher) Remove(p string) error {
 		return fmt.Errorf("remove %s: %w", p, err)
 	case info.IsDir():
 		return nil
+	}
+	if err := w.lookAgain(p, ok); err != nil {
+		return fmt.Errorf("remove %s: %w", p, err)
 	}
 	if err := w.root.Remove(p); err != nil && !isMissing(err) {
 		return fmt.Errorf("remove %s: %w", p, err)

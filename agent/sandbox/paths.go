@@ -24,6 +24,9 @@ type policy struct {
 	Read      []string `json:"read"`       // directories: read, list, execute
 	ReadFiles []string `json:"read_files"` // single files: read, execute
 	Devices   []string `json:"devices"`    // device files: read and write
+	// Watch is the workspace: the launcher notes which paths under it
+	// the command's processes write (see watcher). Empty: not watched.
+	Watch string `json:"watch"`
 }
 
 // systemDirs hold the programs, libraries and configuration that almost
@@ -49,7 +52,7 @@ var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/d
 // projects and retrace's own database. Only what builds need from it is:
 // see homePaths.
 func newPolicy(st Status, dir, tmp, cache string, getenv func(string) string, goBin string) policy {
-	p := policy{Parent: os.Getpid(), Confine: st.Files, NoNetwork: st.Network, Refer: st.ABI >= 2}
+	p := policy{Parent: os.Getpid(), Confine: st.Files, NoNetwork: st.Network, Refer: st.ABI >= 2, Watch: dir}
 	if !p.Confine {
 		return p
 	}

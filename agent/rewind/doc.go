@@ -13,7 +13,11 @@
 // A restore refuses to overwrite what it cannot account for: before any
 // file is written, each path's current content is compared with what the
 // session last recorded, and a file changed outside retrace is a conflict
-// (Conflicts) unless the caller forces the restore. The restore itself is
+// (ConflictError) unless the caller forces the restore. A path whose
+// content was never kept compares by its stamp (type, size, times, inode),
+// and one recorded without a stamp is always a conflict: any doubt is.
+// Each file is looked at once more just before it is replaced; one saved
+// meanwhile is left as it is and listed, and the restore is partial. The restore itself is
 // bracketed by two checkpoints, restore_started (with the plan) and
 // files_restored, and each file is replaced atomically; a process stopped
 // in between leaves a session whose head says a restore is open, and

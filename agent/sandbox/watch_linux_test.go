@@ -158,3 +158,30 @@ func TestWatchedCommandHasNoIOUring(t *testing.T) {
 		t.Fatalf("not watched: %s", p.Writes().Why)
 	}
 }
+
+// A workspace reached through a symlink, and paths named through one,
+// are reported by their real names, as the watcher of the workspace
+// names them.
+func TestWritesAreNamedByRealPaths(t *testing.T) {
+	real := realDir(t)
+	if err := os.Mkdir(filepath.Join(real, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "ws")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("dir", filepath.Join(real, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	p := startIn(t, Workspace, link, `echo a > "$PWD/abs.txt" && echo b > alias/b.txt && echo c > rel.txt`)
+	if e := p.Exit(); e != (Exit{}) {
+		t.Fatalf("the command ended %+v", e)
+	}
+	w := p.Writes()
+	slices.Sort(w.Paths)
+	want := []string{filepath.Join(real, "abs.txt"), filepath.Join(real, "dir", "b.txt"), filepath.Join(real, "rel.txt")}
+	if !w.Watched || !slices.Equal(w.Paths, want) {
+		t.Fatalf("wrote %q (watched %v %s), want %q", w.Paths, w.Watched, w.Why, want)
+	}
+}

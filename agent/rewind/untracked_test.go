@@ -209,3 +209,20 @@ func TestSaveDuringARestoreIsNotOverwritten(t *testing.T) {
 		t.Fatalf("the session says %s is back to its first content", saved)
 	}
 }
+
+// An ignored build directory a command made, rebuilt by the user since,
+// is no conflict: a restore never overwrites a directory, and its files
+// were never compared.
+func TestRebuiltIgnoredDirectoryIsNoConflict(t *testing.T) {
+	d := newDisk(t, t.TempDir())
+	d.write(".gitignore", "build/\n")
+	before := d.cur.State().Version
+	d.command("c1", func() { d.write("build/out.bin", "built by the command") })
+	d.write("build/other.bin", "built by the user since")
+	if _, err := d.rollback(before, rewind.Options{}); err != nil {
+		t.Fatalf("a rebuilt ignored directory: %v", err)
+	}
+	if d.read("build/other.bin") != "built by the user since" {
+		t.Fatal("the user's build output is gone")
+	}
+}

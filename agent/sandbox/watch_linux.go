@@ -342,6 +342,13 @@ func startWatch(workspace string) watch {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return watch{why: fmt.Sprintf("no_new_privs: %v", err)}
 	}
+	// The command runs as the same user: without this it could trace the
+	// launcher, or take its listener through /proc, and write into the
+	// record what it pleased. The command itself is dumpable again once
+	// it execs.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return watch{why: fmt.Sprintf("not dumpable: %v", err)}
+	}
 	fd, err := install()
 	if err != nil {
 		return watch{why: err.Error()}

@@ -58,7 +58,11 @@
 // through a descriptor it got from outside, 32-bit system calls. Its
 // change then counts as the user's, which a rollback never takes back
 // silently. Where the watch cannot be had (not Linux on amd64 or arm64,
-// seccomp refused, more than 64 MiB of paths), Writes says so.
+// seccomp refused, more than 64 MiB of paths), Writes says so. A
+// command that installs a seccomp listener of its own (some container
+// runtimes do) is refused one: the kernel allows one per chain. A path
+// the command only tried to write, and could not, still counts as
+// written.
 //
 // # Process groups
 //

@@ -185,3 +185,25 @@ func TestWritesAreNamedByRealPaths(t *testing.T) {
 		t.Fatalf("wrote %q (watched %v %s), want %q", w.Paths, w.Watched, w.Why, want)
 	}
 }
+
+// The launcher's report reads back as the writes it lists, only when it
+// ends with "watched"; one cut short or saying "unwatched" says why.
+func TestCollectReadsTheReport(t *testing.T) {
+	for _, tc := range []struct {
+		said string
+		want Writes
+	}{
+		{"wrote \"/ws/a\"\ntree \"/ws/d\\nir\"\nwatched\nexit 0\n", Writes{Watched: true, Paths: []string{"/ws/a"}, Trees: []string{"/ws/d\nir"}}},
+		{"watched\nexit 1\n", Writes{Watched: true}},
+		{"unwatched seccomp: operation not permitted\nexit 0\n", Writes{Why: "seccomp: operation not permitted"}},
+		{"wrote \"/ws/a\"\n", Writes{Why: "the launcher ended before it said what the command wrote"}},
+		{"wrote /ws/unquoted\nwatched\nexit 0\n", Writes{Why: `the launcher said "wrote /ws/unquoted"`, Paths: nil}},
+	} {
+		p := said(t, tc.said)
+		p.collect()
+		if got := p.writes; got.Watched != tc.want.Watched || got.Why != tc.want.Why ||
+			!slices.Equal(got.Paths, tc.want.Paths) || !slices.Equal(got.Trees, tc.want.Trees) {
+			t.Errorf("%q: %+v, want %+v", tc.said, got, tc.want)
+		}
+	}
+}

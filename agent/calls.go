@@ -92,6 +92,9 @@ func (a *Agent) runCalls(ctx context.Context, open []state.ToolRequest) error {
 	}
 	start := time.Now()
 	changed := noChanges
+	// The call's own context carries what its command writes, which
+	// tells its changes from the user's.
+	ctx = tools.WithWrites(ctx)
 	if a.opts.Files != nil {
 		var err error
 		if changed, err = a.opts.Files.Start(ctx, call.Name, call.Arguments); err != nil {

@@ -104,6 +104,7 @@ const (
 	tagImageMode
 	tagImageAbsent
 	tagImageUntracked
+	tagImageStamp
 )
 
 const (
@@ -322,6 +323,7 @@ func (w *bodyWriter) image(tag byte, f FileImage) {
 		w.int(tagImageMode, int64(f.Mode))
 		w.bool(tagImageAbsent, f.Absent)
 		w.str(tagImageUntracked, f.Untracked)
+		w.str(tagImageStamp, f.Stamp)
 	})
 }
 
@@ -621,6 +623,8 @@ func (r *bodyReader) image() FileImage {
 			f.Absent = true
 		case tagImageUntracked:
 			f.Untracked = in.str()
+		case tagImageStamp:
+			f.Stamp = in.str()
 		default:
 			in.unknown(tag)
 		}

@@ -24,6 +24,12 @@ type FileImage struct {
 	// cap, a path .gitignore ignores, a symlink): the path is known to
 	// have changed, but a restore cannot bring it back.
 	Untracked string `json:"untracked,omitempty"`
+	// Stamp is what an lstat said of the path when its content was not
+	// kept: its type, size, times and inode, as one opaque string. It
+	// is only ever compared whole: a path whose stamp is still the
+	// recorded one has not changed since, and one whose stamp differs,
+	// or was never recorded, may have. Only an Untracked image has one.
+	Stamp string `json:"stamp,omitempty"`
 }
 
 // Tracked reports whether a restore can bring the image back: the path
@@ -112,6 +118,9 @@ func checkImage(f FileImage) error {
 	}
 	if f.Blob != "" && f.Untracked != "" {
 		return fmt.Errorf("content is kept or it is not")
+	}
+	if f.Stamp != "" && f.Untracked == "" {
+		return fmt.Errorf("only a file whose content was not kept has a stamp")
 	}
 	if f.Blob != "" && !ValidDigest(f.Blob) {
 		return fmt.Errorf("blob %q is not a sha256 digest", f.Blob)

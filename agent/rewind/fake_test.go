@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 
+	"retrace/agent/snapshot"
 	"retrace/state"
 	"retrace/storage"
 )
@@ -108,7 +109,12 @@ type memFiles struct {
 	failAt, tries int
 	swept         []string
 	images        int // Image calls
+	// beforeReplace is called as PutIf looks at a file for the last
+	// time, as a user saving it then would.
+	beforeReplace func(p string)
 }
+
+var errChangedMeanwhile = fmt.Errorf("put: %w", snapshot.ErrChangedMeanwhile)
 
 type file struct {
 	data []byte
@@ -126,10 +132,16 @@ func (f *memFiles) Image(p string) (state.FileImage, []byte, error) {
 	return image(x.data, x.mode), x.data, nil
 }
 
-func (f *memFiles) Put(p string, img state.FileImage, data []byte) error {
+func (f *memFiles) PutIf(p string, img state.FileImage, data []byte, ok func(state.FileImage) bool) error {
 	f.tries++
 	if f.tries == f.failAt {
 		return errStopped
+	}
+	if f.beforeReplace != nil {
+		f.beforeReplace(p)
+	}
+	if now, _, _ := f.Image(p); ok != nil && !ok(now) {
+		return errChangedMeanwhile
 	}
 	f.puts = append(f.puts, p)
 	if img.Absent {

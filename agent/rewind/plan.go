@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"retrace/agent/snapshot"
 	"retrace/state"
 )
 
@@ -59,4 +60,19 @@ func Restorable(plan []state.FileChange) (can, cannot []state.FileChange) {
 		}
 	}
 	return can, cannot
+}
+
+// outsideGit splits a plan into the changes outside any .git directory and
+// those inside one, which a restore refuses whatever their images say: a
+// session can come from elsewhere (an import, a copied database), and a
+// hook it planted in .git would run unconfined at the user's next commit.
+func outsideGit(plan []state.FileChange) (ok, refused []state.FileChange) {
+	for _, c := range plan {
+		if snapshot.InGitDir(c.Path) {
+			refused = append(refused, c)
+		} else {
+			ok = append(ok, c)
+		}
+	}
+	return ok, refused
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"retrace/agent/snapshot"
 	"retrace/state"
 	"retrace/storage"
 )
@@ -15,10 +16,13 @@ import (
 type Files interface {
 	// Image is what path holds now, with its content when it is kept.
 	Image(path string) (state.FileImage, []byte, error)
-	// Put makes path hold img (data is its content), atomically: a
+	// PutIf makes path hold img (data is its content), atomically: a
 	// reader sees the old file or the new one, never a mix. An absent
-	// img removes the file.
-	Put(path string, img state.FileImage, data []byte) error
+	// img removes the file. Just before the file is replaced it looks
+	// at it once more, and when ok (if not nil) refuses what it finds,
+	// it replaces nothing and its error wraps
+	// snapshot.ErrChangedMeanwhile.
+	PutIf(path string, img state.FileImage, data []byte, ok func(now state.FileImage) bool) error
 	// Sweep removes what a Put of path killed halfway left beside it.
 	Sweep(path string) error
 }
@@ -97,7 +101,8 @@ type Result struct {
 	Restored, Already int
 	// NotRestorable are target images whose content was never kept;
 	// Left are files found changed outside retrace and left as they
-	// were (only when finishing an interrupted restore, or forced).
+	// were: changed while the restore ran, or before an interrupted one
+	// was finished. A restore that left any is partial.
 	NotRestorable, Left []state.FileChange
 	// Failed are files that could not be written back, and why.
 	Failed []Failure
@@ -157,19 +162,34 @@ func survey(files Files, cs []state.FileChange, strict bool) (map[string]state.F
 }
 
 // conflicts compares each file a plan would write, as found, with what
-// the session recorded for it. A file holding either the recorded content
+// the session recorded for it. A file holding either the recorded image
 // or already the target's is fine; anything else was changed outside
-// retrace. A recorded image whose content was never kept cannot be
-// compared and is not a conflict.
+// retrace, or may have been: see unchanged.
 func conflicts(plan []state.FileChange, found map[string]state.FileImage) []Conflict {
 	var out []Conflict
 	for _, c := range plan {
 		f := found[c.Path]
-		if c.Before.Tracked() && !f.Same(c.Before) && !f.Same(c.After) {
+		if !unchanged(c.Before, f) && !f.Same(c.After) {
 			out = append(out, Conflict{Path: c.Path, Recorded: c.Before, Found: f})
 		}
 	}
 	return out
+}
+
+// unchanged reports whether a path found holding found still holds what
+// the session recorded there. A kept image compares by content and mode.
+// One whose content was not kept (a file over the size cap, a symlink, an
+// ignored path) compares by its stamp: type, size, times and inode, which
+// any rewrite moves. Without a stamp on both sides (a record from before
+// stamps, a change past the per-command cap, a session from another
+// machine) nothing can vouch for the path, and any doubt is a change:
+// overwriting what the user may have written is the one thing a restore
+// must never do unasked.
+func unchanged(recorded, found state.FileImage) bool {
+	if recorded.Tracked() {
+		return found.Same(recorded)
+	}
+	return recorded.Stamp != "" && !found.Tracked() && found.Stamp == recorded.Stamp
 }
 
 // Restore moves session id's head from head to version and brings the
@@ -192,7 +212,8 @@ func Restore(ctx context.Context, st Store, files Files, head state.State, versi
 		}
 		return Result{Head: target}, nil
 	}
-	can, _ := Restorable(plan)
+	writable, _ := outsideGit(plan)
+	can, _ := Restorable(writable)
 	found, err := survey(files, can, !opts.Force)
 	if err != nil {
 		return Result{}, err
@@ -236,8 +257,12 @@ func finish(ctx context.Context, st Store, files Files, cur *storage.Cursor, r *
 		hook = func(Point, int) {}
 	}
 	hook(PointStarted, 0)
-	can, cannot := Restorable(r.Files)
+	writable, refused := outsideGit(r.Files)
+	can, cannot := Restorable(writable)
 	res := Result{NotRestorable: cannot}
+	for _, c := range refused {
+		res.Failed = append(res.Failed, Failure{c, snapshot.ErrGitPath})
+	}
 	for _, c := range inOrder(can) {
 		now, ok := found[c.Path]
 		if !ok {
@@ -251,7 +276,7 @@ func finish(ctx context.Context, st Store, files Files, cur *storage.Cursor, r *
 		case now.Same(c.After):
 			res.Already++
 			continue
-		case !opts.Force && c.Before.Tracked() && !now.Same(c.Before):
+		case !opts.Force && !unchanged(c.Before, now):
 			res.Left = append(res.Left, c)
 			continue
 		}
@@ -260,7 +285,13 @@ func finish(ctx context.Context, st Store, files Files, cur *storage.Cursor, r *
 			res.Failed = append(res.Failed, Failure{c, err})
 			continue
 		}
-		if err := files.Put(c.Path, c.After, data); err != nil {
+		err = files.PutIf(c.Path, c.After, data, stillOurs(c, opts.Force))
+		if errors.Is(err, snapshot.ErrChangedMeanwhile) {
+			// Saved by the user since the check: theirs now.
+			res.Left = append(res.Left, c)
+			continue
+		}
+		if err != nil {
 			// One file that cannot be written (a directory in its way, a
 			// disk full) must not leave the restore open for ever: it is
 			// listed, and the rest goes on.
@@ -281,6 +312,16 @@ func finish(ctx context.Context, st Store, files Files, cur *storage.Cursor, r *
 	return res, nil
 }
 
+// stillOurs is what a restore asks of a file just before replacing it:
+// that it still holds what the session recorded, or the target already.
+// A forced restore overwrites whatever it finds.
+func stillOurs(c state.FileChange, force bool) func(now state.FileImage) bool {
+	if force {
+		return nil
+	}
+	return func(now state.FileImage) bool { return unchanged(c.Before, now) || now.Same(c.After) }
+}
+
 // summary says in one line what a restore did, for the files_restored
 // event and the person reading it.
 func (r Result) summary(to, from int) string {
@@ -296,6 +337,9 @@ func (r Result) summary(to, from int) string {
 	}
 	for _, f := range r.Failed {
 		parts = append(parts, fmt.Sprintf("could not restore %s: %v", f.Path, f.Err))
+	}
+	if len(r.Left) > 0 || len(r.Failed) > 0 {
+		parts = append(parts, "the restore is partial")
 	}
 	return strings.Join(parts, "; ")
 }

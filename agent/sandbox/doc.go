@@ -32,6 +32,38 @@
 // Linux 6.7; UDP too from ABI 10). From ABI 6 a command can signal no
 // process outside its sandbox, retrace included.
 //
+// # Which files a command wrote
+//
+// A file the user saves while a command runs must not be taken for the
+// command's change, or a rollback would take the user's text back. So the
+// launcher watches the command: before it forks sh, it installs a seccomp
+// filter with a user-notification listener on the forking thread alone,
+// with no_new_privs, which an unprivileged process needs for it (so a
+// command gains no privileges from setuid programs in any mode). The
+// filter sends the launcher every call of the command's process tree that
+// can change a file: opens that write, create or truncate (the filter
+// reads the flags, so reads never wait), renames, removals, links,
+// mkdir, mknod, truncate, chmod and utimes. The launcher reads the path
+// from the caller's memory, resolves it against the caller's working
+// directory or directory fd, notes it when it is in the workspace, and
+// lets the call run. io_uring and the x32 ABI fail with ENOSYS. When sh
+// ends the launcher reports the paths on the status pipe, and refuses
+// any call that comes later; Process.Writes gives them. Landlock gives
+// each of the launcher's threads a domain of its own, and only the
+// forking thread's reaches the command, so that thread serves the
+// listener and kills the group.
+//
+// A command can dodge the watch only towards "someone else changed it":
+// a path it rewrites in its memory after the launcher read it, a write
+// through a descriptor it got from outside, 32-bit system calls. Its
+// change then counts as the user's, which a rollback never takes back
+// silently. Where the watch cannot be had (not Linux on amd64 or arm64,
+// seccomp refused, more than 64 MiB of paths), Writes says so. A
+// command that installs a seccomp listener of its own (some container
+// runtimes do) is refused one: the kernel allows one per chain. A path
+// the command only tried to write, and could not, still counts as
+// written.
+//
 // # Process groups
 //
 // The launcher leads a new session (no controlling terminal); sh leads a
@@ -52,7 +84,7 @@
 // leaves UDP open below ABI 10 (DNS, QUIC), refuses loopback TCP too (tests
 // that start a server fail), and cannot stop Multipath TCP. Commands run
 // with no_new_privs: sudo and other setuid programs do not gain
-// privileges. A process that leaves the group (setsid) escapes the group
+// privileges (in mode off too: see above). A process that leaves the group (setsid) escapes the group
 // kill, though not the confinement. A temp dir is left behind when retrace
 // is killed while its command runs, until the next retrace starts a
 // command and sweeps it. Programs that write to /tmp by name,

@@ -75,13 +75,32 @@ func launch(args []string) int {
 			return exitNotConfined
 		}
 	}
-	cmd, err := startChild(args[1:])
+	cmd, watch, err := startChild(args[1:], p.Watch)
 	if err != nil {
 		fmt.Fprintf(status, "error start %s: %v\n", args[1], err)
 		return exitNoStart
 	}
 	fmt.Fprintf(status, "pid %d\n", cmd.Process.Pid)
-	return supervise(cmd, p.Parent, signals, status)
+	kill := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	if watch.w == nil {
+		return supervise(cmd, p.Parent, signals, status, watch, kill)
+	}
+	// Landlock gives each of the launcher's threads a domain of its own,
+	// and only this one's, the thread that forked the command, lets it
+	// read the command's memory and signal its group. So this thread
+	// serves the watch and kills the group when supervise asks; the
+	// launcher ends from supervise's goroutine.
+	wakeR, wakeW, err := os.Pipe()
+	if err != nil {
+		kill()
+		fmt.Fprintf(status, "error watch: %v\n", err)
+		return exitNoStart
+	}
+	go func() {
+		syscall.Exit(supervise(cmd, p.Parent, signals, status, watch, func() { _, _ = wakeW.Write([]byte{'k'}) }))
+	}()
+	watch.w.serve(wakeR, kill)
+	select {} // the listener failed: the command's watched calls now fail, and it ends
 }
 
 // startChild starts the command with the launcher's stdin, stdout and
@@ -90,18 +109,26 @@ func launch(args []string) int {
 // locked to its thread for as long as the child runs (init runs on the
 // main thread, and launch never returns while the child lives), so the
 // thread that forked it cannot end first.
-func startChild(argv []string) (*exec.Cmd, error) {
+//
+// When workspace is set, the thread also gets the write filter before the
+// fork (see watch), so the command and everything it starts inherit it,
+// and the launcher's other threads, which serve it, do not.
+func startChild(argv []string, workspace string) (*exec.Cmd, watch, error) {
 	runtime.LockOSThread()
+	w := startWatch(workspace)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	return cmd, cmd.Start()
+	if err := cmd.Start(); err != nil {
+		return nil, w, err
+	}
+	return cmd, w, nil
 }
 
 // supervise waits for the command to end, killing the whole group if
 // retrace dies first, and reports the end on status. Its result is the
 // launcher's exit code, for a reader that gets no status.
-func supervise(cmd *exec.Cmd, parent int, signals <-chan os.Signal, status *os.File) int {
+func supervise(cmd *exec.Cmd, parent int, signals <-chan os.Signal, status *os.File, w watch, kill func()) int {
 	done := make(chan struct{})
 	go func() {
 		// Wait's error only restates the exit status, read below.
@@ -111,6 +138,7 @@ func supervise(cmd *exec.Cmd, parent int, signals <-chan os.Signal, status *os.F
 	for {
 		select {
 		case <-done:
+			w.report(status)
 			e := exitOf(cmd.ProcessState)
 			if e.Signal != 0 {
 				fmt.Fprintf(status, "signal %d\n", int(e.Signal))
@@ -123,7 +151,7 @@ func supervise(cmd *exec.Cmd, parent int, signals <-chan os.Signal, status *os.F
 			// A signal that comes while retrace lives is ignored:
 			// retrace ends the command by killing its group.
 			if os.Getppid() != parent {
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				kill()
 			}
 		}
 	}

@@ -24,7 +24,14 @@ type policy struct {
 	Read      []string `json:"read"`       // directories: read, list, execute
 	ReadFiles []string `json:"read_files"` // single files: read, execute
 	Devices   []string `json:"devices"`    // device files: read and write
+	// Watch is the workspace: the launcher notes which paths under it
+	// the command's processes write (see watcher). Empty: not watched.
+	Watch string `json:"watch"`
 }
+
+// watchWrites says whether commands' writes are watched; only a
+// benchmark that measures what the watch costs turns it off.
+var watchWrites = true
 
 // systemDirs hold the programs, libraries and configuration that almost
 // every command reads: the shell itself, compilers, CA certificates, DNS
@@ -50,6 +57,9 @@ var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/d
 // see homePaths.
 func newPolicy(st Status, dir, tmp, cache string, getenv func(string) string, goBin string) policy {
 	p := policy{Parent: os.Getpid(), Confine: st.Files, NoNetwork: st.Network, Refer: st.ABI >= 2}
+	if watchWrites {
+		p.Watch = dir
+	}
 	if !p.Confine {
 		return p
 	}

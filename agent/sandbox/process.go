@@ -51,6 +51,22 @@ type Exit struct {
 	Signal syscall.Signal // the signal that killed it, or 0
 }
 
+// Writes is what a command's processes were seen to change in the
+// workspace, so that a change made meanwhile by anyone else (the user
+// saving a file while a build runs) is not taken for the command's.
+type Writes struct {
+	// Watched says every system call of the command's that could change
+	// a file was seen. When it is false, Why says why not, and nothing
+	// can be told of who changed what.
+	Watched bool
+	Why     string
+	// Paths are the absolute paths under the workspace its processes
+	// opened for writing, created, removed, linked, truncated or changed
+	// the mode or times of; Trees those they renamed (either name), under
+	// which everything counts as written.
+	Paths, Trees []string
+}
+
 // Process is a started command. The command (sh) leads a process group
 // that holds everything it starts; Kill reaches all of it at once.
 type Process struct {
@@ -64,6 +80,10 @@ type Process struct {
 	status  *bufio.Reader
 	statusR *os.File
 	statusW *os.File
+	// writes is what the command wrote, once it has ended; end is the
+	// launcher's last word, how sh ended.
+	writes Writes
+	end    [2]string
 }
 
 // Start starts c in a new session, with stdin empty, in a private temp dir
@@ -120,8 +140,16 @@ func (p *Process) run(cmd *exec.Cmd, started chan<- error) {
 		return
 	}
 	started <- nil
+	// The launcher's report may be longer than the pipe holds: it is
+	// read while the launcher runs, not after.
+	collected := make(chan struct{})
+	go func() {
+		defer close(collected)
+		p.collect()
+	}()
 	// Wait's error only restates the exit status, read below.
 	_ = cmd.Wait()
+	<-collected
 	p.exit = p.result(cmd.ProcessState)
 	p.closeStatus()
 	close(p.done)
@@ -131,6 +159,13 @@ func (p *Process) closeStatus() {
 	if p.statusR != nil {
 		p.statusR.Close()
 	}
+}
+
+// Writes says which workspace paths the command's processes changed.
+// Call it once Done is closed.
+func (p *Process) Writes() Writes {
+	<-p.done
+	return p.writes
 }
 
 // Done is closed once the command has ended and been reaped. What it left

@@ -171,7 +171,9 @@ func TestResult(t *testing.T) {
 		{"", Exit{Signal: syscall.SIGKILL}},
 		{"exit\n", Exit{Signal: syscall.SIGKILL}},
 	} {
-		if got := said(t, tc.said).result(killed.ProcessState); got != tc.want {
+		p := said(t, tc.said)
+		p.collect()
+		if got := p.result(killed.ProcessState); got != tc.want {
 			t.Errorf("%q: %+v, want %+v", tc.said, got, tc.want)
 		}
 	}

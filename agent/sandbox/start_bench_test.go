@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // BenchmarkStart measures one command (sh -c true) from start to reaped:
@@ -41,5 +42,56 @@ func BenchmarkStart(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkWatch measures what watching a command's writes costs: a
+// command that opens 1,000 files for writing (each one call the launcher
+// answers) and one that opens them 1,000 times for reading (which the
+// filter lets through without the launcher), each with the watch and
+// without. The difference over 1,000 is the cost per file.
+func BenchmarkWatch(b *testing.B) {
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer devnull.Close()
+	dir := b.TempDir()
+	for _, c := range []struct{ name, shell string }{
+		{"write1000", "i=0; while [ $i -lt 1000 ]; do : > f$i; i=$((i+1)); done"},
+		{"read1000", "i=0; while [ $i -lt 1000 ]; do : < f0; i=$((i+1)); done"},
+		{"true", "true"},
+	} {
+		for _, watched := range []bool{false, true} {
+			name := c.name + "/unwatched"
+			if watched {
+				name = c.name + "/watched"
+			}
+			b.Run(name, func(b *testing.B) {
+				defer func(was bool) { watchWrites = was }(watchWrites)
+				watchWrites = watched
+				// CPU time tells the watch's cost apart from waiting for
+				// a CPU on a busy machine: the launcher's and all it
+				// waited for, the command included.
+				var cpu time.Duration
+				for b.Loop() {
+					p, err := Start(Command{Mode: Workspace, Dir: dir, Shell: c.shell, Output: devnull})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if e := p.Exit(); e != (Exit{}) {
+						b.Fatalf("%s: %+v", c.shell, e)
+					}
+					if w := p.Writes(); w.Watched != watched {
+						b.Fatalf("watched %v: %s", w.Watched, w.Why)
+					}
+					cpu += p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime()
+					if err := p.Close(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
+			})
+		}
 	}
 }

@@ -49,7 +49,9 @@ func (p *Process) command(c Command, st Status) (*exec.Cmd, error) {
 	if p.statusR, p.statusW, err = os.Pipe(); err != nil {
 		return nil, fmt.Errorf("sandbox: create the status pipe: %w", err)
 	}
-	p.status = bufio.NewReader(io.LimitReader(p.statusR, 4<<10))
+	// The report of what the command wrote is bounded by the launcher
+	// (maxWrittenBytes of paths, quoted); this bounds the rest.
+	p.status = bufio.NewReader(io.LimitReader(p.statusR, 3*maxWrittenBytes))
 	return &exec.Cmd{
 		Path:       selfExe,
 		Args:       []string{"retrace-sandbox", launcherArg, string(pol), "sh", "-c", c.Shell},
@@ -81,11 +83,46 @@ func (p *Process) begin() (int, error) {
 	return 0, fmt.Errorf("%w: the launcher said %q", ErrNotConfined, kind+" "+value)
 }
 
-// result reads the launcher's last word, how sh ended. A launcher that
+// collect reads the rest of what the launcher says: the paths the
+// command wrote, then how it ended. A report cut short (a launcher
+// killed) leaves the writes unwatched.
+func (p *Process) collect() {
+	p.writes = Writes{Why: "the launcher ended before it said what the command wrote"}
+	var w Writes
+	for {
+		kind, value := p.word()
+		switch kind {
+		case "":
+			return
+		case "wrote", "tree":
+			path, err := strconv.Unquote(value)
+			if err != nil {
+				w.Why = fmt.Sprintf("the launcher said %q", kind+" "+value)
+				continue
+			}
+			if kind == "wrote" {
+				w.Paths = append(w.Paths, path)
+			} else {
+				w.Trees = append(w.Trees, path)
+			}
+		case "watched":
+			if w.Why == "" {
+				w.Watched = true
+			}
+			p.writes = w
+		case "unwatched":
+			p.writes = Writes{Why: value}
+		default:
+			p.end = [2]string{kind, value}
+		}
+	}
+}
+
+// result is how sh ended, as the launcher said last. A launcher that
 // said nothing was killed before sh ended (sh, its parent-death signal
 // SIGKILL, went with it): its own end is the command's.
 func (p *Process) result(ps *os.ProcessState) Exit {
-	kind, value := p.word()
+	kind, value := p.end[0], p.end[1]
 	n, err := strconv.Atoi(value)
 	switch {
 	case err != nil:

@@ -81,7 +81,12 @@ func (r recorder) start(ctx context.Context, name, args string) (func(context.Co
 			return nil, err
 		}
 		return func(ctx context.Context) ([]state.FileChange, []state.Blob, error) {
-			return r.files.Changes(ctx, mark)
+			changes, blobs, err := r.files.Changes(ctx, mark)
+			if err != nil {
+				return nil, nil, err
+			}
+			changes, blobs = r.files.Attribute(changes, blobs, commandWrites(ctx))
+			return changes, blobs, nil
 		}, nil
 	}
 	type seen struct {
@@ -116,6 +121,17 @@ func (r recorder) start(ctx context.Context, name, args string) (func(context.Co
 		}
 		return changes, blobs, nil
 	}, nil
+}
+
+// commandWrites is what the call's command wrote, as the sandbox saw it,
+// for Attribute to tell its changes from the user's; a context that
+// carries no record says nobody watched.
+func commandWrites(ctx context.Context) snapshot.Written {
+	w, ok := tools.CommandWrites(ctx)
+	if !ok {
+		return snapshot.Written{Why: "the call was not watched"}
+	}
+	return snapshot.Written{Watched: w.Watched, Why: w.Why, Paths: w.Paths, Trees: w.Trees}
 }
 
 // Rollback says how a restore treats the workspace's files.

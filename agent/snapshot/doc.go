@@ -25,6 +25,15 @@
 // rebuilt; a damaged or missing content object makes the image Untracked
 // ("no longer in the content cache"), never wrong bytes.
 //
+// # Whose change it is
+//
+// Changes finds everything that changed while a command ran, whoever
+// changed it. Attribute keeps what the command's own processes wrote, as
+// the sandbox saw them; a file the user saved meanwhile is left out of
+// the command's record. Where nobody could watch the command, each change
+// keeps its before, and its after is recorded without content, so a
+// rollback over it is a conflict rather than a silent undo.
+//
 // # What is not tracked
 //
 // .git is never entered. Paths ignored by the workspace's .gitignore files
@@ -33,7 +42,14 @@
 // (its size or mtime, or for a directory its own entries) is reported with
 // Untracked images that say why. Symlinks, other non-regular files and
 // files over Options.MaxFileSize are reported with Untracked images too:
-// the change is known, a restore cannot bring it back.
+// the change is known, a restore cannot bring it back. An untracked image
+// carries the path's stamp, by which a restore tells whether anyone
+// changed the path since.
+//
+// A restore writes through Put and PutIf, which never write inside .git
+// and, for PutIf, look at the file once more just before replacing it.
+// Every open of a workspace file is non-blocking and checks what it got,
+// so a FIFO swapped in for a file cannot hang a scan.
 //
 // # Caveats
 //

@@ -44,9 +44,11 @@ func (e entry) image() state.FileImage {
 }
 
 // notKept is the image of a path whose content is not kept, for reason.
-// Size and mode are kept for a file: they tell a person what it was.
+// Size and mode are kept for a file: they tell a person what it was. The
+// stamp is kept for anything: a restore compares it with the path's stamp
+// then to tell whether anyone changed the path since.
 func notKept(st stamp, reason string) state.FileImage {
-	img := state.FileImage{Untracked: reason}
+	img := state.FileImage{Untracked: reason, Stamp: st.String()}
 	switch {
 	case st.isRegular():
 		img.Size, img.Mode = st.size, st.perm()

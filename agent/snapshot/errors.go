@@ -18,3 +18,14 @@ var ErrDigestMismatch = errors.New("data does not match the image's digest")
 // ErrForeignMark is wrapped by Changes' error for a Mark another Watcher
 // took, or the zero Mark: its paths and digests mean nothing here.
 var ErrForeignMark = errors.New("the mark was not taken by this watcher")
+
+// ErrGitPath is wrapped by the error of a Put, Remove or Sweep of a path
+// inside a .git directory: a restore never writes there. .git is the
+// user's history, not the agent's work, and a hook planted in it would run
+// unconfined at the user's next commit.
+var ErrGitPath = errors.New("a path inside .git, which a restore never writes")
+
+// ErrChangedMeanwhile is wrapped by PutIf's error when the path, looked at
+// once more just before it was to be replaced, held something it must
+// not overwrite: nothing was replaced.
+var ErrChangedMeanwhile = errors.New("the file changed while the restore ran")

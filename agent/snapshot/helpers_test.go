@@ -192,3 +192,10 @@ func wantSummary(t *testing.T, got, want []string) {
 		t.Errorf("changes:\n got %q\nwant %q", got, want)
 	}
 }
+
+// withoutStamp is img with its stamp cleared, for comparing images whose
+// stamps a test cannot know.
+func withoutStamp(img state.FileImage) state.FileImage {
+	img.Stamp = ""
+	return img
+}

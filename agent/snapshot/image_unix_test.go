@@ -27,7 +27,7 @@ func TestImageOfWhatIsNotAFile(t *testing.T) {
 		{"fifo", state.FileImage{Untracked: reasonNotRegular}},
 	} {
 		img, data, err := f.w.Image(c.path)
-		if err != nil || img != c.want || data != nil {
+		if err != nil || withoutStamp(img) != c.want || data != nil {
 			t.Errorf("Image(%s) = %+v, %q, %v; want %+v", c.path, img, data, err, c.want)
 		}
 	}

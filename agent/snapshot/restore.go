@@ -26,13 +26,28 @@ import (
 // workspace (os.Root refuses the rest).
 //
 // An Untracked image is ErrNotRestorable; data that is not img's content
-// is ErrDigestMismatch, and nothing is written.
+// is ErrDigestMismatch; a path inside .git is ErrGitPath; and nothing is
+// written.
 func (w *Watcher) Put(p string, img state.FileImage, data []byte) error {
+	return w.PutIf(p, img, data, nil)
+}
+
+// PutIf is Put with one more look at path just before it is replaced:
+// once the new content is written and synced beside it (for an absent
+// image, just before the removal), what path holds is read again, and
+// when ok says that may not be overwritten, nothing is replaced and the
+// error wraps ErrChangedMeanwhile. A restore of many files checks them
+// all before it starts, but the user may save one while it runs; this
+// keeps the window in which such a save is lost to the rename itself.
+// A nil ok looks at nothing.
+func (w *Watcher) PutIf(p string, img state.FileImage, data []byte, ok func(now state.FileImage) bool) error {
 	switch {
 	case !state.ValidPath(p):
 		return fmt.Errorf("put %q: %w", p, ErrInvalidPath)
+	case InGitDir(p):
+		return fmt.Errorf("put %s: %w", p, ErrGitPath)
 	case img.Absent:
-		return w.Remove(p)
+		return w.removeIf(p, ok)
 	case img.Untracked != "":
 		return fmt.Errorf("put %s (%s): %w", p, img.Untracked, ErrNotRestorable)
 	case Digest(data) != img.Blob:
@@ -52,6 +67,10 @@ func (w *Watcher) Put(p string, img state.FileImage, data []byte) error {
 	}
 	tmp, err := w.writeTemp(p, data, fs.FileMode(img.Mode).Perm())
 	if err != nil {
+		return fmt.Errorf("put %s: %w", p, err)
+	}
+	if err := w.lookAgain(p, ok); err != nil {
+		_ = w.root.Remove(tmp)
 		return fmt.Errorf("put %s: %w", p, err)
 	}
 	if err := w.root.Rename(tmp, p); err != nil {
@@ -102,7 +121,7 @@ func (w *Watcher) writeTemp(p string, data []byte, perm fs.FileMode) (string, er
 
 // syncDir makes a rename in dir durable.
 func (w *Watcher) syncDir(dir string) error {
-	d, err := w.root.Open(dir)
+	d, _, err := w.open(dir)
 	if err != nil {
 		return fmt.Errorf("open directory %s to sync: %w", dir, err)
 	}
@@ -120,10 +139,32 @@ func (w *Watcher) syncDir(dir string) error {
 // checkout: a restore to a version before a command made build/out.txt
 // takes build/ with it, and a later restore that puts a file named build
 // back finds the way clear. A symlink at path is removed itself, not its
-// target.
-func (w *Watcher) Remove(p string) error {
+// target. A path inside .git is ErrGitPath, and stays.
+func (w *Watcher) Remove(p string) error { return w.removeIf(p, nil) }
+
+// lookAgain reads what p holds now and asks ok whether it may be
+// replaced: ErrChangedMeanwhile when not. A nil ok allows anything.
+func (w *Watcher) lookAgain(p string, ok func(now state.FileImage) bool) error {
+	if ok == nil {
+		return nil
+	}
+	now, _, err := w.Image(p)
+	if err != nil {
+		return fmt.Errorf("look at it again: %w", err)
+	}
+	if !ok(now) {
+		return ErrChangedMeanwhile
+	}
+	return nil
+}
+
+// removeIf is Remove, which asks ok first (see PutIf).
+func (w *Watcher) removeIf(p string, ok func(now state.FileImage) bool) error {
 	if !state.ValidPath(p) {
 		return fmt.Errorf("remove %q: %w", p, ErrInvalidPath)
+	}
+	if InGitDir(p) {
+		return fmt.Errorf("remove %s: %w", p, ErrGitPath)
 	}
 	info, err := w.root.Lstat(p)
 	switch {
@@ -133,6 +174,9 @@ func (w *Watcher) Remove(p string) error {
 		return fmt.Errorf("remove %s: %w", p, err)
 	case info.IsDir():
 		return nil
+	}
+	if err := w.lookAgain(p, ok); err != nil {
+		return fmt.Errorf("remove %s: %w", p, err)
 	}
 	if err := w.root.Remove(p); err != nil && !isMissing(err) {
 		return fmt.Errorf("remove %s: %w", p, err)
@@ -154,9 +198,12 @@ func (w *Watcher) Sweep(p string) error {
 	if !state.ValidPath(p) {
 		return fmt.Errorf("sweep %q: %w", p, ErrInvalidPath)
 	}
+	if InGitDir(p) {
+		return fmt.Errorf("sweep %s: %w", p, ErrGitPath)
+	}
 	dir, base := path.Dir(p), path.Base(p)
 	prefix := "." + base[:min(len(base), 100)] + ".retrace-"
-	d, err := w.root.Open(dir)
+	d, _, err := w.open(dir)
 	if isMissing(err) {
 		return nil
 	} else if err != nil {
@@ -177,4 +224,16 @@ func (w *Watcher) Sweep(p string) error {
 		}
 	}
 	return nil
+}
+
+// InGitDir reports whether the workspace path p is a .git directory or
+// inside one, at any depth. The name is compared without regard to case,
+// as git itself does on the file systems that ignore it.
+func InGitDir(p string) bool {
+	for comp := range strings.SplitSeq(p, "/") {
+		if strings.EqualFold(comp, gitDirName) {
+			return true
+		}
+	}
+	return false
 }

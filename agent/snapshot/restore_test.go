@@ -234,3 +234,35 @@ func TestSweepRemovesWhatAKilledPutLeft(t *testing.T) {
 		t.Fatalf("a missing directory: %v", err)
 	}
 }
+
+// PutIf replaces nothing, and leaves no temporary file, when the look it
+// takes just before the rename refuses what the path holds; the same for
+// a removal.
+func TestPutIfLooksAgainBeforeReplacing(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.write("a.txt", "the user's")
+	var seen state.FileImage
+	refuse := func(now state.FileImage) bool { seen = now; return false }
+	if err := f.w.PutIf("a.txt", fileImage("restored", 0o644), []byte("restored"), refuse); !errors.Is(err, ErrChangedMeanwhile) {
+		t.Fatalf("PutIf: err = %v, want ErrChangedMeanwhile", err)
+	}
+	if !seen.Same(fileImage("the user's", 0o644)) {
+		t.Fatalf("ok was shown %v", seen)
+	}
+	if err := f.w.PutIf("a.txt", state.FileImage{Absent: true}, nil, refuse); !errors.Is(err, ErrChangedMeanwhile) {
+		t.Fatalf("PutIf of an absent image: err = %v, want ErrChangedMeanwhile", err)
+	}
+	if got, _ := os.ReadFile(f.path("a.txt")); string(got) != "the user's" {
+		t.Fatalf("a.txt holds %q", got)
+	}
+	if got := entries(t, f.dir); !slices.Equal(got, []string{"a.txt"}) {
+		t.Fatalf("the workspace holds %v", got)
+	}
+	allow := func(state.FileImage) bool { return true }
+	if err := f.w.PutIf("a.txt", fileImage("restored", 0o644), []byte("restored"), allow); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(f.path("a.txt")); string(got) != "restored" {
+		t.Fatalf("a.txt holds %q", got)
+	}
+}

@@ -160,7 +160,7 @@ func (s *scan) walk(j dirJob) {
 	for _, d := range list {
 		if d.Name() == ".gitignore" && d.Type().IsRegular() {
 			// Unreadable: passed over, as readGitignore explains.
-			if data, err := s.w.root.ReadFile(join(j.dir, ".gitignore")); err == nil {
+			if data := s.w.readIgnoreFile(join(j.dir, ".gitignore")); data != nil {
 				j.rules = j.rules.with(j.dir, j.comps, data)
 			}
 		}

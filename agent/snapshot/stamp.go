@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"fmt"
 	"io/fs"
 	"time"
 )
@@ -45,3 +46,36 @@ func (s stamp) isSymlink() bool { return s.mode&fs.ModeSymlink != 0 }
 
 // perm is the mode as a FileImage keeps it.
 func (s stamp) perm() uint32 { return uint32(s.mode.Perm()) }
+
+// String is the stamp as an untracked image records it
+// (state.FileImage.Stamp): the type, then size, mtime, ctime, inode and
+// permissions. It is only ever compared whole. A directory's is its type
+// and permissions alone: a restore never overwrites a directory (it
+// removes only files, and writes a file over nothing but an empty
+// directory), so the files coming and going in it, an ignored build
+// directory rebuilt, are no reason to stop one.
+func (s stamp) String() string {
+	if s.isDir() {
+		return fmt.Sprintf("dir %o", s.mode.Perm())
+	}
+	return fmt.Sprintf("%s %d %d %d %d %o", typeName(s.mode), s.size, s.mtime, s.ctime, s.ino, s.mode.Perm())
+}
+
+// typeName is one word for the type of a path.
+func typeName(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "file"
+	case m.IsDir():
+		return "dir"
+	case m&fs.ModeSymlink != 0:
+		return "symlink"
+	case m&fs.ModeNamedPipe != 0:
+		return "fifo"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "other"
+}

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"retrace/state"
@@ -177,15 +178,11 @@ func (w *Watcher) imageOf(p string, st stamp) (state.FileImage, []byte, error) {
 // content when that is not a regular file under the cap, or not the file
 // the lstat saw; and an error only when the file could not be read.
 func (w *Watcher) readFile(p string, st stamp) (data []byte, got stamp, reason string, err error) {
-	f, err := w.root.Open(p)
+	f, info, err := w.open(p)
 	if err != nil {
 		return nil, st, "", err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, st, "", err
-	}
 	got = stampOf(info)
 	switch {
 	case got.ino != st.ino || got.mode.Type() != st.mode.Type():
@@ -204,6 +201,25 @@ func (w *Watcher) readFile(p string, st stamp) (data []byte, got stamp, reason s
 		return nil, got, capReason(w.opts.MaxFileSize), nil
 	}
 	return data, got, "", err
+}
+
+// open opens the workspace file at p for reading, with what fstat says of
+// it. It never waits: a FIFO (or a device) put in a file's place between
+// an lstat and the open would block a plain open until a writer came,
+// which a hostile process can see to it never does, and retrace would
+// hang, deaf to signals. O_NONBLOCK changes nothing for a regular file;
+// the caller checks the type it gets before reading.
+func (w *Watcher) open(p string) (*os.File, fs.FileInfo, error) {
+	f, err := w.root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, info, nil
 }
 
 var errOverCap = errors.New("over the size cap")
@@ -240,7 +256,24 @@ func (w *Watcher) readGitignore(dir string) []byte {
 	if info, err := w.root.Lstat(name); err != nil || !info.Mode().IsRegular() {
 		return nil
 	}
-	data, err := w.root.ReadFile(name)
+	return w.readIgnoreFile(name)
+}
+
+// maxIgnoreFile bounds what is read of one .gitignore: git's own limit.
+const maxIgnoreFile = 100 << 20
+
+// readIgnoreFile reads the .gitignore at name, or nil when it is not a
+// regular file (any more) or cannot be read.
+func (w *Watcher) readIgnoreFile(name string) []byte {
+	f, info, err := w.open(name)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if !info.Mode().IsRegular() {
+		return nil
+	}
+	data, err := readCapped(f, info.Size(), maxIgnoreFile)
 	if err != nil {
 		return nil
 	}

@@ -72,6 +72,7 @@ func (r *Registry) runCommand(ctx context.Context, a *commandArgs) (string, erro
 	}()
 	status, interrupted := waitCommand(ctx, proc, timeout)
 	proc.Kill()
+	recordWrites(ctx, proc)
 	grace := exitGrace
 	if interrupted {
 		grace = interruptGrace

@@ -250,6 +250,8 @@ func (sp spoiler) fileSpoilings(add func(string, func(*state.Event), string, ...
 		{"a digest that is not sha256", "a.go", state.FileImage{Blob: "md5:00", Size: 1}, `file a.go before: blob "md5:00" is not a sha256 digest`},
 		{"a file with no content and no reason", "a.go", state.FileImage{Size: 1}, "file a.go before: a file needs its content's digest, or why it was not kept"},
 		{"kept and not kept", "a.go", state.FileImage{Blob: good.Blob, Untracked: "ignored"}, "file a.go before: content is kept or it is not"},
+		{"a stamp on a kept file", "a.go", state.FileImage{Blob: good.Blob, Stamp: "file 1 2 3 4"}, "file a.go before: only a file whose content was not kept has a stamp"},
+		{"a stamp on an absent file", "a.go", state.FileImage{Absent: true, Stamp: "file 1 2 3 4"}, "file a.go before: only a file whose content was not kept has a stamp"},
 		{"a mode beyond permissions", "a.go", state.FileImage{Blob: good.Blob, Mode: 0o40755}, "file a.go before: mode 040755 has more than permission bits"},
 	}
 	for _, b := range bad {

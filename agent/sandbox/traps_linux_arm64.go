@@ -1,0 +1,26 @@
+package sandbox
+
+import "golang.org/x/sys/unix"
+
+// auditArch is the architecture the filter lets through; calls made in
+// another (the 32-bit ABI) are not watched.
+const auditArch = unix.AUDIT_ARCH_AARCH64
+
+// traps are the system calls that can change a file, with where their
+// paths are: arm64 has only the *at forms.
+var traps = []trap{
+	{nr: unix.SYS_OPENAT, flags: 2, paths: atPath(0, 1), follow: true},
+	{nr: unix.SYS_OPENAT2, flags: noArg, how: 2, paths: atPath(0, 1), follow: true},
+	{nr: unix.SYS_TRUNCATE, flags: noArg, paths: cwdPath(0), follow: true},
+	{nr: unix.SYS_RENAMEAT, flags: noArg, paths: append(atPath(0, 1), atPath(2, 3)...), tree: true},
+	{nr: unix.SYS_RENAMEAT2, flags: noArg, paths: append(atPath(0, 1), atPath(2, 3)...), tree: true},
+	{nr: unix.SYS_UNLINKAT, flags: noArg, paths: atPath(0, 1)},
+	{nr: unix.SYS_MKDIRAT, flags: noArg, paths: atPath(0, 1)},
+	{nr: unix.SYS_MKNODAT, flags: noArg, paths: atPath(0, 1)},
+	{nr: unix.SYS_LINKAT, flags: noArg, paths: atPath(2, 3)},
+	{nr: unix.SYS_SYMLINKAT, flags: noArg, paths: atPath(1, 2)},
+	{nr: unix.SYS_FCHMOD, flags: noArg, paths: fdPath(0)},
+	{nr: unix.SYS_FCHMODAT, flags: noArg, paths: atPath(0, 1), follow: true},
+	{nr: unix.SYS_FCHMODAT2, flags: noArg, paths: atPath(0, 1), follow: true},
+	{nr: unix.SYS_UTIMENSAT, flags: noArg, paths: atPath(0, 1), follow: true},
+}

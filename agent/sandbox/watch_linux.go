@@ -1,0 +1,367 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Struct seccomp_notif and seccomp_notif_resp, as the kernel lays them
+// out.
+type (
+	seccompNotif struct {
+		ID    uint64
+		Pid   uint32
+		Flags uint32
+		Nr    int32
+		Arch  uint32
+		IP    uint64
+		Args  [6]uint64
+	}
+	seccompResp struct {
+		ID    uint64
+		Val   int64
+		Error int32
+		Flags uint32
+	}
+)
+
+// Bounds on what the launcher keeps: past them it stops telling which
+// paths were written, and says so, rather than grow without end.
+const (
+	maxWrittenBytes = 64 << 20
+	maxPathRead     = unix.PathMax
+)
+
+// watcher is the launcher's side of the watch: it serves the filter's
+// notifications, notes each path under the workspace that a call of the
+// command's names, and lets the call run.
+type watcher struct {
+	fd   int
+	root string // the workspace, symlinks resolved
+
+	mu     sync.Mutex
+	closed bool
+	paths  map[string]bool // written
+	trees  map[string]bool // renamed: everything under them written
+	size   int             // bytes of path kept
+	lost   string          // why the record is incomplete, if it is
+}
+
+func newWatcher(fd int, root string) *watcher {
+	// Each watched call stops its process until the launcher answers:
+	// asking the kernel (6.6 and later) to switch to the launcher on the
+	// caller's own CPU saves a trip through the scheduler per call. An
+	// older kernel refuses, and the watch works as well, if slower.
+	_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	return &watcher{fd: fd, root: root, paths: map[string]bool{}, trees: map[string]bool{}}
+}
+
+// serve answers the notifications until the listener fails, and calls
+// kill whenever a byte comes on wake.
+func (w *watcher) serve(wake *os.File, kill func()) {
+	fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLIN}, {Fd: int32(wake.Fd()), Events: unix.POLLIN}}
+	for {
+		if _, err := unix.Poll(fds, -1); err != nil && err != unix.EINTR {
+			return
+		}
+		if fds[1].Revents != 0 {
+			var b [1]byte
+			_, _ = wake.Read(b[:])
+			kill()
+		}
+		switch {
+		case fds[0].Revents&unix.POLLIN != 0:
+			if !w.receive() {
+				return
+			}
+		case fds[0].Revents != 0:
+			return // the listener is gone
+		}
+	}
+}
+
+// receive takes one notification and answers it. It is false when the
+// listener failed.
+func (w *watcher) receive() bool {
+	var req seccompNotif
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(w.fd), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&req)))
+	switch errno {
+	case 0:
+		w.answer(&req)
+	case unix.EINTR, unix.ENOENT:
+		// Interrupted, or the caller died before we got to it.
+	default:
+		return false
+	}
+	return true
+}
+
+// answer notes what one call is about to change and lets it run. A call
+// that comes after the report was written is refused: the report must
+// hold every write that happened.
+func (w *watcher) answer(req *seccompNotif) {
+	resp := seccompResp{ID: req.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+	found, tree := w.named(req)
+	w.mu.Lock()
+	if w.closed {
+		resp.Flags, resp.Error = 0, -int32(unix.EPERM)
+	} else {
+		for _, p := range found {
+			w.note(p, tree)
+		}
+	}
+	// The lock is held until the call may run, so that report, which
+	// takes it, never misses a call it let through.
+	_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(w.fd), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+	w.mu.Unlock()
+}
+
+// note keeps p (w.mu held) when it is in the workspace.
+func (w *watcher) note(p string, tree bool) {
+	if p != w.root && !strings.HasPrefix(p, w.root+"/") {
+		return
+	}
+	set := w.paths
+	if tree {
+		set = w.trees
+	}
+	if set[p] || w.lost != "" {
+		return
+	}
+	if w.size += len(p); w.size > maxWrittenBytes {
+		w.lost = "the command wrote more paths than retrace keeps track of"
+		w.paths, w.trees = nil, nil
+		return
+	}
+	set[p] = true
+}
+
+// named resolves the paths a call names, as absolute paths with their
+// parent directories' symlinks resolved; tree says everything under them
+// is written. A path that cannot be read (the caller died, or its memory
+// could not be read) is left out: then the change is not the command's,
+// which is the side a doubt must fall on.
+func (w *watcher) named(req *seccompNotif) (out []string, tree bool) {
+	t, ok := trapOf(req.Nr)
+	if !ok {
+		return nil, false
+	}
+	pid := int(req.Pid)
+	if t.how != 0 {
+		var flags [8]byte
+		if readMem(pid, req.Args[t.how], flags[:]) != nil {
+			return nil, false
+		}
+		if binary.NativeEndian.Uint64(flags[:])&writeFlags == 0 {
+			return nil, false
+		}
+	}
+	for _, a := range t.paths {
+		p, err := w.resolve(pid, req, a)
+		if err != nil {
+			continue
+		}
+		out = append(out, p)
+		if t.follow {
+			if real, ok := symlinkTarget(p); ok {
+				out = append(out, real)
+			}
+		}
+	}
+	// The pid read above may be another process's by now, if the caller
+	// died and its pid was reused: the notification's id says.
+	id := req.ID
+	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(w.fd), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&id))); errno != 0 {
+		return nil, false
+	}
+	return out, t.tree
+}
+
+func trapOf(nr int32) (trap, bool) {
+	for _, t := range traps {
+		if int32(t.nr) == nr {
+			return t, true
+		}
+	}
+	return trap{}, false
+}
+
+// resolve makes one path of a call absolute: relative to the directory fd
+// it names, or the caller's working directory; an empty or absent path is
+// the fd's own file.
+func (w *watcher) resolve(pid int, req *seccompNotif, a pathArg) (string, error) {
+	var name string
+	if a.path != noArg && req.Args[a.path] != 0 {
+		var err error
+		if name, err = readString(pid, req.Args[a.path]); err != nil {
+			return "", err
+		}
+	}
+	if filepath.IsAbs(name) {
+		return resolveParent(filepath.Clean(name)), nil
+	}
+	// The kernel resolves the directory a /proc link names: a name
+	// without a slash needs nothing more, and that is most of them.
+	proc := "/proc/" + strconv.Itoa(pid)
+	base := proc + "/cwd"
+	if a.dir != noArg && int32(req.Args[a.dir]) != unix.AT_FDCWD {
+		base = proc + "/fd/" + strconv.Itoa(int(int32(req.Args[a.dir])))
+	}
+	dir, err := os.Readlink(base)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case name == "":
+		return filepath.Clean(dir), nil
+	case !strings.Contains(name, "/") && name != "." && name != "..":
+		return filepath.Join(dir, name), nil
+	}
+	return resolveParent(filepath.Join(dir, name)), nil
+}
+
+// resolveParent resolves the symlinks of p's directory, which exists when
+// the call runs, so that p names the file the call will change; p's own
+// last component is left as it is (the call may create, remove or rename
+// it). The kernel resolves it: the directory is opened as a path only
+// (which neither Landlock nor the filter stops) and its /proc link read.
+func resolveParent(p string) string {
+	dir, file := filepath.Split(p)
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return p
+	}
+	defer unix.Close(fd)
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil {
+		return p
+	}
+	return filepath.Join(real, file)
+}
+
+// symlinkTarget is where p leads when it is a symlink: a call that
+// follows it changes that file.
+func symlinkTarget(p string) (string, bool) {
+	var st unix.Stat_t
+	if unix.Lstat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return "", false
+	}
+	real, err := filepath.EvalSymlinks(p)
+	return real, err == nil && real != p
+}
+
+var errNoString = errors.New("no NUL-terminated path")
+
+// readString reads a NUL-terminated string at addr in pid's memory, a
+// page at most at a time, so that a string near the end of a mapping is
+// read up to its end and no further.
+func readString(pid int, addr uint64) (string, error) {
+	var out []byte
+	for len(out) < maxPathRead {
+		n := 4096 - int(addr%4096)
+		buf := make([]byte, min(n, maxPathRead-len(out)))
+		if err := readMem(pid, addr, buf); err != nil {
+			return "", err
+		}
+		if i := bytes.IndexByte(buf, 0); i >= 0 {
+			return string(append(out, buf[:i]...)), nil
+		}
+		out = append(out, buf...)
+		addr += uint64(len(buf))
+	}
+	return "", errNoString
+}
+
+// readMem fills buf from addr in pid's memory.
+func readMem(pid int, addr uint64, buf []byte) error {
+	local := []unix.Iovec{{Base: &buf[0]}}
+	local[0].SetLen(len(buf))
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
+	n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+	if err != nil {
+		return err
+	}
+	if n != len(buf) {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+
+// report closes the record (a call that comes later is refused) and
+// writes it on the status pipe: a "wrote" or "tree" line per path, quoted,
+// then "watched", or "unwatched" and why.
+func (w *watcher) report(status io.Writer) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	if w.lost != "" {
+		fmt.Fprintf(status, "unwatched %s\n", w.lost)
+		return
+	}
+	out := bufio.NewWriter(status)
+	for p := range w.paths {
+		fmt.Fprintf(out, "wrote %s\n", strconv.Quote(p))
+	}
+	for p := range w.trees {
+		fmt.Fprintf(out, "tree %s\n", strconv.Quote(p))
+	}
+	fmt.Fprintln(out, "watched")
+	_ = out.Flush()
+}
+
+// watch is the launcher's watch of one command: a watcher, or why there
+// is none.
+type watch struct {
+	w   *watcher
+	why string
+}
+
+// startWatch puts the write filter on the calling thread, with
+// no_new_privs, which an unprivileged process needs to install one, on
+// that thread alone: the command it forks cannot gain privileges through
+// a setuid program, in every mode.
+func startWatch(workspace string) watch {
+	if workspace == "" {
+		return watch{why: "not asked"}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return watch{why: fmt.Sprintf("no_new_privs: %v", err)}
+	}
+	// The command runs as the same user: without this it could trace the
+	// launcher, or take its listener through /proc, and write into the
+	// record what it pleased. The command itself is dumpable again once
+	// it execs.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return watch{why: fmt.Sprintf("not dumpable: %v", err)}
+	}
+	fd, err := install()
+	if err != nil {
+		return watch{why: err.Error()}
+	}
+	return watch{w: newWatcher(fd, workspace)}
+}
+
+// report says on the status pipe what the command wrote, or why that is
+// not known.
+func (w watch) report(status io.Writer) {
+	if w.w == nil {
+		fmt.Fprintf(status, "unwatched %s\n", w.why)
+		return
+	}
+	w.w.report(status)
+}

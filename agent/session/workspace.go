@@ -68,7 +68,9 @@ func OpenWorkspace(recorded string) (*tools.Workspace, error) {
 }
 
 // placeLocked is where the open session works.
-func (c *Controller) placeLocked() place { return place{ws: c.ws, files: c.files, filesErr: c.filesErr} }
+func (c *Controller) placeLocked() place {
+	return place{ws: c.ws, files: c.files, filesErr: c.filesErr}
+}
 
 // placeForLocked is where a session that recorded workspace works: the
 // place open now or the new sessions' one when it is that directory, or

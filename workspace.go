@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"retrace/agent/session"
 	"retrace/agent/tools"
@@ -47,4 +49,42 @@ func notHere(id string, ws *tools.Workspace) string {
 		return ""
 	}
 	return fmt.Sprintf("session %s works in %s, not in the current directory: ", session.Short(id), transcript.Inert(ws.Root()))
+}
+
+// resumedWorkspace is the workspace of session id, which the interface
+// resumes: its own, said on stderr (and returned, for the interface to
+// show) when that is not the current directory. One that is not a
+// directory here is no workspace: the session opens read-only, to look,
+// and look says so. A new session (id "") has none yet.
+func resumedWorkspace(ctx context.Context, c *cli, st storage.Store, id, dir string) (ws *tools.Workspace, look string, err error) {
+	if id == "" {
+		return nil, "", nil
+	}
+	ws, info, err := sessionWorkspace(ctx, st, id, dir)
+	switch {
+	case errors.Is(err, session.ErrNoWorkspace):
+		look = fmt.Sprintf("session %s works in %s, which is not a directory here: opened read-only, to look",
+			session.Short(id), first(transcript.Inert(info.Workspace), "no directory it recorded"))
+	case err != nil:
+		return nil, "", err
+	default:
+		if say := notHere(id, ws); say != "" {
+			look = say + "resumed there"
+		}
+	}
+	if look != "" {
+		fmt.Fprintln(c.stderr, look)
+	}
+	return ws, look, nil
+}
+
+// joinNotices is the notices that are set, in one line.
+func joinNotices(notices ...string) string {
+	var set []string
+	for _, n := range notices {
+		if n != "" {
+			set = append(set, n)
+		}
+	}
+	return strings.Join(set, " · ")
 }

@@ -94,7 +94,7 @@ func TestTUISessionOfAnotherDirectory(t *testing.T) {
 	p.press("ctrl+s")
 	p.untilShown("gone work")
 	p.press("down", "enter")
-	p.untilWords("works in "+gone+", which is not a directory here. Open it read-only, to look?")
+	p.untilWords("works in " + gone + ", which is not a directory here. Open it read-only, to look?")
 	p.press("y")
 	p.untilWords("read-only: opened to look")
 	if got := r.ctrl.Info(); got.Session.ID != goneID || !got.Looking {

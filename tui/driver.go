@@ -146,7 +146,7 @@ type SessionInfo struct {
 	NoWorkspace bool
 	// Looking: opened read-only by choice, to look (ReadOnly is set too).
 	Looking bool
-	Demo                        bool // the model is retrace's scripted demo model
+	Demo    bool // the model is retrace's scripted demo model
 	// Commands says how run_command's commands are confined, in one
 	// line; CommandsWarn marks it as a warning (they run less confined
 	// than the configuration asks, or not at all).

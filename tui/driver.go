@@ -141,12 +141,12 @@ type SessionInfo struct {
 	Window                      int  // the model's context window in tokens
 	ReadOnly                    bool // another process writes it: nothing can be sent
 	Busy                        bool // (in lists) another process has it open
+	Demo                        bool // the model is retrace's scripted demo model
 	// NoWorkspace (in lists): its workspace is not a directory here, so
 	// it opens only read-only.
 	NoWorkspace bool
 	// Looking: opened read-only by choice, to look (ReadOnly is set too).
 	Looking bool
-	Demo    bool // the model is retrace's scripted demo model
 	// Commands says how run_command's commands are confined, in one
 	// line; CommandsWarn marks it as a warning (they run less confined
 	// than the configuration asks, or not at all).

@@ -137,9 +137,14 @@ func TestASessionWithoutItsWorkspaceIsRefused(t *testing.T) {
 	}
 }
 
-// `retrace rollback` from B restores A's files.
+// `retrace rollback` from B restores A's files; `retrace sessions` says
+// where each session works.
 func TestRollbackFromAnotherDirectory(t *testing.T) {
 	d := newTwoDirs(t)
+	list := retrace(t, "sessions", "--db", d.db).ok(t).stdout
+	if !strings.Contains(list, "WORKSPACE") || !strings.Contains(lineWith(list, d.id), d.a) {
+		t.Fatalf("sessions does not say where %s works:\n%s", d.id, list)
+	}
 	retrace(t, "rollback", d.id, "0", "--db", d.db).ok(t)
 	if _, err := os.Stat(filepath.Join(d.a, "NOTES.md")); !os.IsNotExist(err) {
 		t.Fatalf("the rollback left A's NOTES.md: %v", err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -46,89 +45,100 @@ func stepBackToV0(t *testing.T, term *tmux) {
 	term.waitFor(t, "restored v0 and 1 file")
 }
 
-// The interface's doors from a second directory, B, which holds a
-// NOTES.md of its own, to a session of A that wrote A's NOTES.md: -r
-// and -c --all resume it in A, say so, and a step back removes A's
-// NOTES.md and never touches B's; plain -c in B continues no session of
-// A's, and says so.
-func TestResumeFromAnotherDirectoryInTmux(t *testing.T) {
+// twoDirsInTmux is a database in dir holding a session of dir/proj-a,
+// run against the demo model, that wrote proj-a's NOTES.md, and a second
+// directory, dir/proj-b, which holds a NOTES.md of its own; inB starts
+// the interface in proj-b with args.
+type twoDirsInTmux struct {
+	bin, env, db, id string
+	a, b             string
+}
+
+const bOwnNotes = "B's own notes\n"
+
+func newTwoDirsInTmux(t *testing.T) *twoDirsInTmux {
+	t.Helper()
 	needTmux(t)
 	dir := t.TempDir()
-	bin := builtBinary(t)
-	db := filepath.Join(dir, "retrace.db")
-	env := terminalEnv(dir)
+	d := &twoDirsInTmux{bin: builtBinary(t), env: terminalEnv(dir), db: filepath.Join(dir, "retrace.db"),
+		a: filepath.Join(dir, "proj-a"), b: filepath.Join(dir, "proj-b")}
 	srv, err := demo.Start("127.0.0.1:0", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
-	a, b := filepath.Join(dir, "proj-a"), filepath.Join(dir, "proj-b")
-	for _, d := range []string{a, b} {
-		if err := os.Mkdir(d, 0o755); err != nil {
+	t.Cleanup(func() { srv.Close() })
+	for _, p := range []string{d.a, d.b} {
+		if err := os.Mkdir(p, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	const mine = "B's own notes\n"
-	bNotes, aNotes := filepath.Join(b, "NOTES.md"), filepath.Join(a, "NOTES.md")
-	if err := os.WriteFile(bNotes, []byte(mine), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(d.b, "NOTES.md"), []byte(bOwnNotes), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	untouched := func(door string) {
-		t.Helper()
-		if got := read(t, bNotes); got != mine {
-			t.Fatalf("%s: B's NOTES.md now holds %q", door, got)
-		}
-	}
-	id := demoSessionIn(t, bin, env, db, srv.URL(), a)
-	var list []struct{ Head int }
-	if err := json.Unmarshal([]byte(shell(t, fmt.Sprintf("%s %s sessions --json --db %s", env, bin, db))), &list); err != nil || len(list) != 1 {
-		t.Fatalf("sessions: %v", err)
-	}
-	tip := list[0].Head
-	inB := func(args string) *tmux {
-		return newTmux(t, fmt.Sprintf("cd %s && %s %s --db %s %s; echo EXIT=$?; sleep 30", b, env, bin, db, args))
-	}
+	d.id = demoSessionIn(t, d.bin, d.env, d.db, srv.URL(), d.a)
+	return d
+}
 
-	// -r
-	term := inB("-r " + id[:8])
+func (d *twoDirsInTmux) inB(t *testing.T, args string) *tmux {
+	return newTmux(t, fmt.Sprintf("cd %s && %s %s --db %s %s; echo EXIT=$?; sleep 30", d.b, d.env, d.bin, d.db, args))
+}
+
+// steppedBackInA checks that a step back to v0 removed A's NOTES.md and
+// left B's as it was.
+func (d *twoDirsInTmux) steppedBackInA(t *testing.T, door string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(d.a, "NOTES.md")); !os.IsNotExist(err) {
+		t.Fatalf("%s: stepping back left A's NOTES.md: %v", door, err)
+	}
+	if got := read(t, filepath.Join(d.b, "NOTES.md")); got != bOwnNotes {
+		t.Fatalf("%s: B's NOTES.md now holds %q", door, got)
+	}
+}
+
+// -r from B, which holds a NOTES.md of its own, resumes a session of A
+// in A: a step back removes A's NOTES.md and never touches B's, the
+// screen names A, and stderr said so.
+func TestResumeFromAnotherDirectoryInTmux(t *testing.T) {
+	d := newTwoDirsInTmux(t)
+	term := d.inB(t, "-r "+d.id[:8])
 	stepBackToV0(t, term)
-	waitForWords(t, term, "works in "+a+", not in the current directory")
-	if _, err := os.Stat(aNotes); !os.IsNotExist(err) {
-		t.Fatalf("-r: stepping back left A's NOTES.md: %v", err)
-	}
-	untouched("-r")
-	term.send(t, "C-c")
-	term.waitFor(t, "EXIT=0")
-	term.close()
+	d.steppedBackInA(t, "-r")
+	resumedInA(t, term, d.a)
+}
 
-	// Back to the version the session was at, for the next door to step
-	// back from.
-	shell(t, fmt.Sprintf("%s %s rollback %s %d --db %s", env, bin, id, tip, db))
-	if _, err := os.Stat(aNotes); err != nil {
-		t.Fatalf("rolling forward did not bring back A's NOTES.md: %v", err)
-	}
-
-	// -c in B: no session of B's to continue.
-	term = inB("-c")
-	waitForWords(t, term, "no session of this directory to continue")
-	term.waitFor(t, "Message retrace")
-	if s := term.screen(t); strings.Contains(s, id[:8]) || strings.Contains(s, "proj-a") || !strings.Contains(s, "proj-b") {
+// -c from B continues no session of A's: it starts one in B and says
+// why. -c --all continues A's, in A.
+func TestContinueFromAnotherDirectoryInTmux(t *testing.T) {
+	d := newTwoDirsInTmux(t)
+	term := d.inB(t, "-c")
+	term.waitFor(t, "^S sessions")
+	if s := term.screen(t); strings.Contains(s, d.id[:8]) || strings.Contains(s, "proj-a") || !strings.Contains(s, "proj-b") {
 		t.Fatalf("-c in B shows A's session, or not B as the workspace:\n%s", s)
 	}
+	waitForWords(t, term, "no session of this directory to continue")
 	term.send(t, "C-c")
 	term.waitFor(t, "EXIT=0")
 	term.close()
 
-	// -c --all: the latest of any directory, in its own.
-	term = inB("-c --all")
-	waitForWords(t, term, "works in "+a+", not in the current directory")
+	term = d.inB(t, "-c --all")
 	stepBackToV0(t, term)
-	if _, err := os.Stat(aNotes); !os.IsNotExist(err) {
-		t.Fatalf("-c --all: stepping back left A's NOTES.md: %v", err)
+	d.steppedBackInA(t, "-c --all")
+	resumedInA(t, term, d.a)
+}
+
+// resumedInA checks that the interface on term names a as the workspace
+// while it runs and, once quit, said on stderr before it began that the
+// session was resumed there.
+func resumedInA(t *testing.T, term *tmux, a string) {
+	t.Helper()
+	term.waitFor(t, "Conversation · ") // past the welcome, the title names the workspace
+	if s := term.screen(t); !strings.Contains(lineWith(s, "Conversation · "), filepath.Base(a)) {
+		t.Fatalf("the conversation's title does not name %s:\n%s", a, s)
 	}
-	untouched("-c --all")
 	term.send(t, "C-c")
 	term.waitFor(t, "EXIT=0")
+	waitForWords(t, term, "works in "+a+", not in the current directory: resumed there")
+	term.close()
 }
 
 // shell runs a command line in sh and returns its output; it fails the

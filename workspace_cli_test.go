@@ -74,9 +74,6 @@ func TestRunSessionFromAnotherDirectory(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "works in "+d.a) {
-		t.Fatalf("stderr does not say where the session works:\n%s", r.stderr)
-	}
 	if got := read(t, filepath.Join(d.a, "NOTES.md")); got != "A's notes, again\n" {
 		t.Fatalf("A's NOTES.md holds %q", got)
 	}
@@ -84,6 +81,9 @@ func TestRunSessionFromAnotherDirectory(t *testing.T) {
 		t.Fatalf("the command did not run in A: made.txt holds %q", got)
 	}
 	d.untouched(t)
+	if !strings.Contains(r.stderr, "works in "+d.a) {
+		t.Fatalf("stderr does not say where the session works:\n%s", r.stderr)
+	}
 
 	// --workspace naming another directory contradicts the session's.
 	if r := d.fromB(t, "run", "--session", d.id, "--workspace", d.b, "again"); r.code != exitUsage || !strings.Contains(r.stderr, d.a) {

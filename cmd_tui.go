@@ -115,7 +115,11 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	}
 	dm := &demoModel{pace: 25 * time.Millisecond}
 	defer dm.close()
-	ctrl := session.New(ctx, st, cfg.session(ws, cfg.AllowedTools, true, dm))
+	// A session opened from the sessions list may be another project's:
+	// the tools that run unasked are its project's, not this one's.
+	sc := cfg.session(ws, cfg.AllowedTools, true, dm)
+	sc.AllowedIn = cfg.allowedIn
+	ctrl := session.New(ctx, st, sc)
 	defer ctrl.Close()
 	// A new session is a draft its first message writes: a retrace quit
 	// before anything was typed leaves no empty session to list.
@@ -136,10 +140,11 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 		{Line: self + " -r ID", Does: "resumes one; " + self + " sessions lists them"},
 	}}
 	prefs := &livePrefs{cfg: cfg}
-	// A tool kept for the project runs without asking in the sessions this
-	// process starts later (/new) too, not only in later processes.
+	// A tool kept for the project runs without asking in the sessions of
+	// that project this process opens later (/new) too, not only in later
+	// processes; the project is the open session's.
 	saveProjectTool := func(tool string) error {
-		if err := prefs.saveProjectTool(tool); err != nil {
+		if err := prefs.saveProjectTool(ctrl.Project(), tool); err != nil {
 			return err
 		}
 		ctrl.Allow(tool)

@@ -40,6 +40,12 @@ type Config struct {
 	Workspace *tools.Workspace
 	// Allowed lists gated tools that run without asking.
 	Allowed []string
+	// AllowedIn, when set, lists the gated tools that run without asking
+	// in the sessions of a project (Project of their workspace), in
+	// place of Allowed: a tool allowed in one project must not run
+	// unasked in a session of another, which a session resumed from
+	// there works in.
+	AllowedIn func(project string) []string
 	// RestartOK lets a model call that failed after its reply began start
 	// over: right for a screen that can take back the text it showed,
 	// wrong for text already written to a pipe.
@@ -101,8 +107,11 @@ type Controller struct {
 	files    *snapshot.Watcher
 	filesErr error
 	home     place
-	base     context.Context // every task's parent; Close ends it
-	end      context.CancelFunc
+	// allowed are the tools Allow let run in a project's sessions, by
+	// project, with Config.AllowedIn.
+	allowed map[string][]string
+	base    context.Context // every task's parent; Close ends it
+	end     context.CancelFunc
 
 	// decided carries the person's answer to the one pending approval.
 	decided chan agent.Decision
@@ -282,7 +291,7 @@ func (c *Controller) newAgentLocked() *agent.Agent {
 	secret := llm.NewScrub(c.ep.APIKey)
 	opts := agent.Options{
 		MaxIterations: c.cfg.MaxIterations, ContextWindow: c.cfg.ContextWindow,
-		Workspace: c.ws.Root(), Allowed: c.cfg.Allowed, RestartOK: c.cfg.RestartOK,
+		Workspace: c.ws.Root(), Allowed: c.allowedLocked(), RestartOK: c.cfg.RestartOK,
 		Endpoint: c.ep.Endpoint, Files: recorder{tools: c.tools, files: c.files, err: c.filesErr, key: secret}, Secret: secret,
 	}
 	if !c.cfg.Instructions.Off {

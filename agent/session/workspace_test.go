@@ -181,3 +181,74 @@ func TestASessionWhoseWorkspaceIsGoneIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// asks reports whether the task the controller runs now asks about a
+// call before it runs it; it lets the call run either way and waits for
+// the end.
+func asks(t *testing.T, c *session.Controller) bool {
+	t.Helper()
+	asked := false
+	for {
+		evs := until(t, c, func(ev session.Event) bool {
+			_, ask := ev.(session.ApprovalNeeded)
+			return ask || isDone(ev)
+		})
+		done, ok := evs[len(evs)-1].(session.TaskDone)
+		if ok {
+			if done.Err != nil {
+				t.Fatal(done.Err)
+			}
+			return asked
+		}
+		asked = true
+		c.Decide(agent.Decision{Approved: true})
+	}
+}
+
+// A tool allowed for one project runs without asking in its sessions
+// only: a session of another project opened from it asks, and one the
+// person allows there from then on is that project's.
+func TestAToolAllowedForAProjectIsAskedAboutInAnother(t *testing.T) {
+	r := newRig(t)
+	a, b := r.ws, t.TempDir()
+	allowed := map[string][]string{session.Project(b): {"write_file"}}
+	write := func(c *session.Controller, text string) bool {
+		r.srv.Enqueue(toolCall("w", "write_file", map[string]string{"path": "NOTES.md", "content": text}), llmserver.TextReply("Wrote it."))
+		if err := c.Submit("write " + text); err != nil {
+			t.Fatal(err)
+		}
+		return asks(t, c)
+	}
+	if err := r.ctrl.Create(storage.NewSession{}); err != nil {
+		t.Fatal(err)
+	}
+	write(r.ctrl, "A")
+	ofA := r.ctrl.Info().Session.ID
+	if err := r.ctrl.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	fromB := r.controllerIn(b, session.Config{AllowedIn: func(project string) []string { return allowed[project] }})
+	if err := fromB.Create(storage.NewSession{}); err != nil {
+		t.Fatal(err)
+	}
+	if write(fromB, "B") {
+		t.Fatal("write_file, allowed in B's project, was asked about there")
+	}
+	if err := fromB.Open(ofA); err != nil {
+		t.Fatal(err)
+	}
+	if !write(fromB, "A again") {
+		t.Fatal("write_file, allowed in B's project only, ran unasked in a session of A")
+	}
+	fromB.Allow("write_file")
+	if err := fromB.Open(ofA); err != nil { // made again, with what is allowed now
+		t.Fatal(err)
+	}
+	if write(fromB, "A, allowed") {
+		t.Fatal("write_file, allowed in A's project since, was asked about there")
+	}
+	if got := readFile(t, filepath.Join(a, "NOTES.md"), 0o644); got != "A, allowed" {
+		t.Fatalf("A's NOTES.md holds %q", got)
+	}
+}

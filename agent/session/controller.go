@@ -100,6 +100,13 @@ type Controller struct {
 	store  storage.Store
 	tools  *tools.Registry
 	events *stream
+	base   context.Context // every task's parent; Close ends it
+	end    context.CancelFunc
+
+	// decided carries the person's answer to the one pending approval.
+	decided chan agent.Decision
+
+	mu sync.Mutex
 	// ws is where the open session works, and files watches it for what
 	// tool calls change and what a restore writes back; filesErr is why
 	// there is no watcher. home is where new sessions begin.
@@ -109,14 +116,7 @@ type Controller struct {
 	home     place
 	// allowed are the tools Allow let run in a project's sessions, by
 	// project, with Config.AllowedIn.
-	allowed map[string][]string
-	base    context.Context // every task's parent; Close ends it
-	end     context.CancelFunc
-
-	// decided carries the person's answer to the one pending approval.
-	decided chan agent.Decision
-
-	mu       sync.Mutex
+	allowed  map[string][]string
 	cfg      Config
 	ep       Endpoint // the open session's
 	model    string   // set by SetModel: the model for every session from then on

@@ -80,33 +80,11 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 		return err
 	}
 	defer st.Close()
-	// ws is where a new session begins (and what -c continues the latest
-	// session of); a resumed session works in its own workspace, there.
-	ws, err := openWorkspace(f.workspace, f.demo)
+	o, err := c.toOpen(ctx, st, f, cfg)
 	if err != nil {
 		return err
 	}
-	id, said, err := chooseSession(ctx, st, f, ws.Root())
-	if err != nil {
-		return err
-	}
-	// A session that talks to the demo model resumes with it without
-	// --demo, and /new begins in the demo's sample project.
-	if !f.demo && talksToDemo(ctx, st, id, cfg) {
-		if ws, err = openWorkspace(f.workspace, true); err != nil {
-			return err
-		}
-	}
-	there, look, err := resumedWorkspace(ctx, c, st, id, f.workspace)
-	if err != nil {
-		return err
-	}
-	said = first(said, look)
-	project := ws.Root()
-	if there != nil {
-		project = there.Root()
-	}
-	if err := c.forProject(&cfg, project, f.modelFlags, f.theme); err != nil {
+	if err := c.forProject(&cfg, o.project(), f.modelFlags, f.theme); err != nil {
 		return err
 	}
 	palette, err := themes.Resolve(first(f.theme, cfg.Theme), os.Getenv)
@@ -117,25 +95,25 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	defer dm.close()
 	// A session opened from the sessions list may be another project's:
 	// the tools that run unasked are its project's, not this one's.
-	sc := cfg.session(ws, cfg.AllowedTools, true, dm)
+	sc := cfg.session(o.home, cfg.AllowedTools, true, dm)
 	sc.AllowedIn = cfg.allowedIn
 	ctrl := session.New(ctx, st, sc)
 	defer ctrl.Close()
 	// A new session is a draft its first message writes: a retrace quit
 	// before anything was typed leaves no empty session to list.
 	switch {
-	case id == "":
+	case o.id == "":
 		err = ctrl.Draft(storage.NewSession{})
-	case there == nil:
-		err = ctrl.OpenReadOnly(id)
+	case o.there == nil:
+		err = ctrl.OpenReadOnly(o.id)
 	default:
-		err = ctrl.Open(id)
+		err = ctrl.Open(o.id)
 	}
 	if err != nil {
 		return err
 	}
 	self := c.runAgain()
-	start := tui.Start{Prompt: prompt, Notice: joinNotices(said, cfg.notice()), Commands: []tui.ShellCommand{
+	start := tui.Start{Prompt: prompt, Notice: joinNotices(o.said, cfg.notice()), Commands: []tui.ShellCommand{
 		{Line: self + " -c", Does: "continues the latest session here (--all: of any directory)"},
 		{Line: self + " -r ID", Does: "resumes one; " + self + " sessions lists them"},
 	}}
@@ -153,7 +131,7 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	model := tui.New(tuiDriver{ctrl: ctrl, settings: prefs.settings}, tui.Options{Palette: palette, Editor: os.Getenv("EDITOR"),
 		SaveTheme: prefs.saveTheme, SaveProjectTool: saveProjectTool, Start: start})
 	_, runErr := tea.NewProgram(model, tea.WithContext(ctx)).Run()
-	id = ctrl.Info().Session.ID
+	id := ctrl.Info().Session.ID
 	if err := ctrl.Close(); err != nil {
 		return err
 	}

@@ -88,3 +88,45 @@ func joinNotices(notices ...string) string {
 	}
 	return strings.Join(set, " · ")
 }
+
+// opening is what the interface opens, and where.
+type opening struct {
+	id   string           // the session to resume; "" for a new one
+	home *tools.Workspace // where a new session begins
+	// there is where the resumed session works; nil when it has no
+	// workspace here and opens read-only, to look.
+	there *tools.Workspace
+	said  string // what the person is told about it
+}
+
+// project is the directory whose project settings apply: the resumed
+// session's workspace, or where a new session begins.
+func (o opening) project() string {
+	if o.there != nil {
+		return o.there.Root()
+	}
+	return o.home.Root()
+}
+
+// toOpen finds what the interface opens: -r's session, -c's latest of
+// the directory here (or of any with --all), or a new session here.
+func (c *cli) toOpen(ctx context.Context, st storage.Store, f tuiFlags, cfg config) (opening, error) {
+	var o opening
+	var err error
+	if o.home, err = openWorkspace(f.workspace, f.demo); err != nil {
+		return o, err
+	}
+	if o.id, o.said, err = chooseSession(ctx, st, f, o.home.Root()); err != nil {
+		return o, err
+	}
+	// A session that talks to the demo model resumes with it without
+	// --demo, and /new begins in the demo's sample project.
+	if !f.demo && talksToDemo(ctx, st, o.id, cfg) {
+		if o.home, err = openWorkspace(f.workspace, true); err != nil {
+			return o, err
+		}
+	}
+	there, look, err := resumedWorkspace(ctx, c, st, o.id, f.workspace)
+	o.there, o.said = there, first(o.said, look)
+	return o, err
+}

@@ -77,6 +77,12 @@ func TestASessionWorksInItsOwnWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Each project has a memory of its own: the session is told A's.
+	for dir, text := range map[string]string{a: "A's rule", b: "B's rule"} {
+		if _, _, err := session.Remember(context.Background(), r.store, dir, text, false, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	fromB := r.controllerIn(b, session.Config{})
 	if err := fromB.Open(id); err != nil {
 		t.Fatal(err)
@@ -98,8 +104,12 @@ func TestASessionWorksInItsOwnWorkspace(t *testing.T) {
 	if err := fromB.Submit("again"); err != nil {
 		t.Fatal(err)
 	}
-	if done := approveAll(t, fromB); done.Err != nil {
+	done := approveAll(t, fromB)
+	if done.Err != nil {
 		t.Fatal(done.Err)
+	}
+	if br := done.State.Briefing; len(br.Memories) != 1 || br.Memories[0].Text != "A's rule" {
+		t.Fatalf("the task from B was told %+v, want A's memory alone", br)
 	}
 	if got := readFile(t, filepath.Join(a, "NOTES.md"), 0o644); got != "A's notes again\n" {
 		t.Fatalf("A's NOTES.md holds %q", got)

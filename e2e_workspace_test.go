@@ -151,15 +151,17 @@ func shell(t *testing.T, line string) string {
 	return string(out)
 }
 
-// waitForWords waits for text on term's screen, read as words: a message
-// the interface wraps over lines is found all the same.
+// waitForWords waits for text on term's screen, whatever the spaces: a
+// message the terminal or the interface wraps over lines is found all
+// the same.
 func waitForWords(t *testing.T, term *tmux, text string) {
 	t.Helper()
-	want := strings.Join(strings.Fields(text), " ")
+	squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
+	want := squeeze(text)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		s := term.screen(t)
-		if strings.Contains(strings.Join(strings.Fields(s), " "), want) {
+		if strings.Contains(squeeze(s), want) {
 			return
 		}
 		if time.Now().After(deadline) {

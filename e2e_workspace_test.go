@@ -104,6 +104,25 @@ func TestResumeFromAnotherDirectoryInTmux(t *testing.T) {
 	stepBackToV0(t, term)
 	d.steppedBackInA(t, "-r")
 	resumedInA(t, term, d.a)
+
+	// A gone: the session opens read-only, to look, never in B.
+	if err := os.RemoveAll(d.a); err != nil {
+		t.Fatal(err)
+	}
+	term = d.inB(t, "-r "+d.id[:8])
+	waitForWords(t, term, "works in "+d.a+", which is not a directory here: opened read-only, to look")
+	term.send(t, "hello", "Enter")
+	term.send(t, "C-c")
+	term.waitFor(t, "EXIT=0")
+	if _, err := os.Stat(d.a); !os.IsNotExist(err) {
+		t.Fatalf("A came back: %v", err)
+	}
+	if got := read(t, filepath.Join(d.b, "NOTES.md")); got != bOwnNotes {
+		t.Fatalf("B's NOTES.md now holds %q", got)
+	}
+	if out := shell(t, fmt.Sprintf("%s %s show %s --db %s", d.env, d.bin, d.id, d.db)); strings.Contains(out, "hello") {
+		t.Fatalf("a message reached the session opened to look:\n%s", out)
+	}
 }
 
 // -c from B continues no session of A's: it starts one in B and says

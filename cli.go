@@ -35,7 +35,7 @@ var interactive = command{name: "", args: "[PROMPT]", nargs: -1, summary: "the i
 
 var commands = []command{
 	{name: "run", args: "PROMPT", nargs: -1, summary: "run one task to the end without a UI: the answer on stdout, progress on stderr", setup: runCmd},
-	{name: "sessions", summary: "list sessions, newest first", setup: sessionsCmd},
+	{name: "sessions", summary: "list sessions, newest first, each with the workspace it works in", setup: sessionsCmd},
 	{name: "show", args: "ID", nargs: 1, summary: "show a session's state at its head or at any version", setup: showCmd},
 	{name: "log", args: "ID", nargs: 1, summary: "show a session's version tree and branches", setup: logCmd},
 	{name: "rollback", args: "ID VERSION", nargs: 2, summary: "move a session's head to VERSION and put back the workspace files as they were there; the next message starts a new branch", setup: rollbackCmd},
@@ -189,8 +189,8 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `retrace: a terminal chat agent whose every step is a checkpoint you can go back to.
 
-usage: retrace [-c | -r ID] [--demo] [--theme NAME] [flags]   the interactive interface
-       retrace [flags] PROMPT                                 a new session that starts with PROMPT
+usage: retrace [-c [--all] | -r ID] [--demo] [--theme NAME] [flags]   the interactive interface
+       retrace [flags] PROMPT                                         a new session that starts with PROMPT
        retrace COMMAND [ARGS] [flags]
 
 commands:
@@ -202,6 +202,8 @@ commands:
 Every command takes --db PATH|URL (a file, or postgres://...; default
 $RETRACE_DB, the config file's database, or $XDG_DATA_HOME/retrace/retrace.db)
 and --help. A session ID may be shortened to any prefix that names one session.
+A session works in the workspace it began in, whichever directory resumes it;
+-c continues the latest session of the current directory, -c --all of any.
 'retrace --demo' needs no API key. Words that name no command are a prompt:
 'retrace "fix the tests"' starts a session with that message; after --
 every word is.

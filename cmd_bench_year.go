@@ -100,8 +100,14 @@ func benchYear(ctx context.Context, c *cli, dir string, f yearFlags) (yearResult
 		return r, fmt.Errorf("bench: find this retrace to run it again: %w", err)
 	}
 	big, alone := filepath.Join(dir, "bench.db"), filepath.Join(dir, "alone.db")
+	// The sessions work here: the resume measured works in the session's
+	// own workspace, which must be a directory.
+	ws := filepath.Join(dir, "workspace")
+	if err := os.Mkdir(ws, 0o700); err != nil {
+		return r, fmt.Errorf("bench: %w", err)
+	}
 	t0 := time.Now()
-	measured, err := buildYear(ctx, c, big, alone, f)
+	measured, err := buildYear(ctx, c, big, alone, ws, f)
 	if err != nil {
 		return r, err
 	}
@@ -114,7 +120,7 @@ func benchYear(ctx context.Context, c *cli, dir string, f yearFlags) (yearResult
 	if r.AloneBytes, err = benchFileSize(alone); err != nil {
 		return r, err
 	}
-	m := yearMeasure{exe: exe, dir: dir, runs: f.runs, id: r.Session, head: r.Head, to: r.RollbackTo, stderr: c.stderr}
+	m := yearMeasure{exe: exe, dir: dir, ws: ws, runs: f.runs, id: r.Session, head: r.Head, to: r.RollbackTo, stderr: c.stderr}
 	figs, err := m.all(ctx, alone, big)
 	if err != nil {
 		return r, err
@@ -133,9 +139,9 @@ func benchYear(ctx context.Context, c *cli, dir string, f yearFlags) (yearResult
 
 // buildYear writes the big file and the file of the measured session
 // alone, with a line of progress on stderr every few seconds.
-func buildYear(ctx context.Context, c *cli, big, alone string, f yearFlags) (storage.Export, error) {
+func buildYear(ctx context.Context, c *cli, big, alone, ws string, f yearFlags) (storage.Export, error) {
 	fmt.Fprintf(c.stderr, "bench: building %d sessions of %d checkpoints each in %s\n", f.sessions, f.checkpoints, big)
-	plan := yearbench.Plan{Sessions: f.sessions, Checkpoints: f.checkpoints, Now: time.Now()}
+	plan := yearbench.Plan{Sessions: f.sessions, Checkpoints: f.checkpoints, Now: time.Now(), Workspace: ws}
 	st, err := boltstore.Open(big, boltstore.Options{})
 	if err != nil {
 		return storage.Export{}, err
@@ -189,6 +195,7 @@ var yearOpNames = []string{"show", "rollback (first write)", "resume: open to fi
 // yearMeasure runs the measurements of one file.
 type yearMeasure struct {
 	exe, dir string
+	ws       string // the sessions' workspace
 	runs     int
 	id       string
 	head, to int
@@ -201,10 +208,7 @@ type yearMeasure struct {
 // file just built, other work) falls on all of them alike.
 func (m yearMeasure) all(ctx context.Context, files ...string) (map[string][]yearFigure, error) {
 	fmt.Fprintf(m.stderr, "bench: measuring session %s in %s, in turns (%s each)\n", m.id, strings.Join(baseNames(files), " and "), transcript.Count(m.runs, "run"))
-	ws, err := os.MkdirTemp(m.dir, "workspace-*")
-	if err != nil {
-		return nil, err
-	}
+	ws := m.ws
 	config := filepath.Join(m.dir, "config.toml")
 	if err := os.WriteFile(config, nil, 0o600); err != nil {
 		return nil, err

@@ -29,8 +29,8 @@ type runFlags struct {
 func runCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	var f runFlags
 	f.register(fs)
-	fs.StringVar(&f.session, "session", "", "continue this session (an id or a prefix), with its history; with no PROMPT, carry on the task it left interrupted; a task a crash cut off is carried on first")
-	fs.StringVar(&f.workspace, "workspace", "", "the directory tools work in (default the current directory)")
+	fs.StringVar(&f.session, "session", "", "continue this session (an id or a prefix), with its history, in the workspace it recorded; with no PROMPT, carry on the task it left interrupted; a task a crash cut off is carried on first")
+	fs.StringVar(&f.workspace, "workspace", "", "the directory a new session works in (default the current directory); a session continued with --session works in its own")
 	fs.StringVar(&f.allow, "allow", "", "comma-separated tools that may run without asking: "+strings.Join(tools.Gated(), ", "))
 	fs.BoolVar(&f.yes, "yes", false, "approve every tool call (otherwise tools that change files or run commands are denied)")
 	fs.BoolVar(&f.asJSON, "json", false, "print the final state as JSON on stdout (the `show --json` format) instead of the answer")
@@ -48,13 +48,7 @@ func runTask(ctx context.Context, c *cli, f runFlags, args []string) error {
 	if err != nil {
 		return err // before any session is created
 	}
-	// The project's settings, and the tools allowed in it, come before
-	// the model is chosen and the allowed tools listed.
-	if err := c.forProject(&cfg, first(f.workspace, "."), f.modelFlags, ""); err != nil {
-		return err
-	}
-	allowed, err := allowList(f.allow, cfg.AllowedTools)
-	if err != nil {
+	if _, err := allowList(f.allow, nil); err != nil {
 		return err
 	}
 	st, err := c.openStore(ctx)
@@ -62,17 +56,33 @@ func runTask(ctx context.Context, c *cli, f runFlags, args []string) error {
 		return err
 	}
 	defer st.Close()
-	// The session to go on with decides the model: the one it recorded,
-	// unless a flag or the environment names another.
-	id, head := "", state.State{}
+	// The session to go on with decides the model (the one it recorded,
+	// unless a flag or the environment names another) and the workspace.
+	id, head, ws := "", state.State{}, (*tools.Workspace)(nil)
 	if f.session != "" {
 		if id, err = st.Resolve(ctx, f.session); err != nil {
+			return err
+		}
+		if ws, _, err = sessionWorkspace(ctx, st, id, f.workspace); err != nil {
 			return err
 		}
 		// Only its endpoint and phase count here: the recent part has them.
 		if head, err = storage.Latest(ctx, st, id, 0); err != nil {
 			return err
 		}
+	}
+	// The project's settings, and the tools allowed in it, come before
+	// the model is chosen and the allowed tools listed.
+	project := first(f.workspace, ".")
+	if ws != nil {
+		project = ws.Root()
+	}
+	if err := c.forProject(&cfg, project, f.modelFlags, ""); err != nil {
+		return err
+	}
+	allowed, err := allowList(f.allow, cfg.AllowedTools)
+	if err != nil {
+		return err
 	}
 	dm := &demoModel{}
 	defer dm.close()
@@ -85,9 +95,10 @@ func runTask(ctx context.Context, c *cli, f runFlags, args []string) error {
 			return err // before any session is created or written
 		}
 	}
-	ws, err := openWorkspace(f.workspace, ep.BaseURL == demoEndpoint)
-	if err != nil {
-		return err
+	if ws == nil {
+		if ws, err = openWorkspace(f.workspace, ep.BaseURL == demoEndpoint); err != nil {
+			return err
+		}
 	}
 	ctrl := session.New(ctx, st, cfg.session(ws, allowed, false, dm))
 	defer ctrl.Close()
@@ -96,6 +107,11 @@ func runTask(ctx context.Context, c *cli, f runFlags, args []string) error {
 	}
 	if err := restoreLeftOpen(ctrl.Head()); err != nil {
 		return err
+	}
+	if id != "" {
+		if say := notHere(id, ws); say != "" {
+			fmt.Fprintf(c.stderr, "%sthe task runs there\n", say)
+		}
 	}
 
 	if w := ctrl.Info().Commands.Warning(); w != "" {

@@ -405,7 +405,11 @@ func TestRunGoesOnWithTheDemoModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := st.Create(context.Background(), storage.NewSession{Title: "demo"})
+	ws, err := demoWorkspace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Create(context.Background(), storage.NewSession{Title: "demo", Workspace: ws})
 	if err != nil {
 		t.Fatal(err)
 	}

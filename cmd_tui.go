@@ -24,18 +24,19 @@ import (
 type tuiFlags struct {
 	modelFlags
 	resume, theme, workspace string
-	cont, demo               bool
+	cont, all, demo          bool
 	prompt                   []string // the words to send at once
 }
 
 func tuiCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	var f tuiFlags
 	f.register(fs)
-	fs.BoolVar(&f.cont, "c", false, "continue the most recent session")
-	fs.StringVar(&f.resume, "r", "", "resume session `ID` (a prefix that names one session is enough)")
+	fs.BoolVar(&f.cont, "c", false, "continue the latest session of the current directory (with --all, of any directory), in its own workspace")
+	fs.BoolVar(&f.all, "all", false, "with -c: continue the latest session of any directory, not only the current one's")
+	fs.StringVar(&f.resume, "r", "", "resume session `ID` (a prefix that names one session is enough) in the workspace it recorded, wherever this is typed")
 	fs.BoolVar(&f.demo, "demo", false, "use retrace's scripted demo model (no API key) in a sample workspace")
 	fs.StringVar(&f.theme, "theme", "", "colour theme: "+strings.Join(themes.Names(), ", "))
-	fs.StringVar(&f.workspace, "workspace", "", "the directory tools work in (default the current directory; with --demo a sample project)")
+	fs.StringVar(&f.workspace, "workspace", "", "the directory a new session works in (default the current directory; with --demo a sample project); a resumed session works in its own")
 	return func(ctx context.Context, c *cli, args []string) error {
 		f.prompt = args
 		return runTUI(ctx, c, f)
@@ -46,6 +47,9 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	// A wrong command line is said first, terminal or not.
 	if f.cont && f.resume != "" {
 		return usagef("-c continues the latest session and -r resumes one; choose one")
+	}
+	if f.all && !f.cont {
+		return usagef("--all goes with -c: 'retrace -c --all' continues the latest session of any directory")
 	}
 	if f.theme != "" {
 		if _, err := themes.Get(f.theme); err != nil {
@@ -76,17 +80,11 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 		return err
 	}
 	defer st.Close()
-	id, err := chooseSession(ctx, st, f)
+	o, err := c.toOpen(ctx, st, f, cfg)
 	if err != nil {
 		return err
 	}
-	// A session that talks to the demo model resumes with it, in the demo's
-	// sample project, without --demo.
-	ws, err := openWorkspace(f.workspace, f.demo || talksToDemo(ctx, st, id, cfg))
-	if err != nil {
-		return err
-	}
-	if err := c.forProject(&cfg, ws.Root(), f.modelFlags, f.theme); err != nil {
+	if err := c.forProject(&cfg, o.project(), f.modelFlags, f.theme); err != nil {
 		return err
 	}
 	palette, err := themes.Resolve(first(f.theme, cfg.Theme), os.Getenv)
@@ -95,28 +93,36 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	}
 	dm := &demoModel{pace: 25 * time.Millisecond}
 	defer dm.close()
-	ctrl := session.New(ctx, st, cfg.session(ws, cfg.AllowedTools, true, dm))
+	// A session opened from the sessions list may be another project's:
+	// the tools that run unasked are its project's, not this one's.
+	sc := cfg.session(o.home, cfg.AllowedTools, true, dm)
+	sc.AllowedIn = cfg.allowedIn
+	ctrl := session.New(ctx, st, sc)
 	defer ctrl.Close()
 	// A new session is a draft its first message writes: a retrace quit
 	// before anything was typed leaves no empty session to list.
-	if id != "" {
-		err = ctrl.Open(id)
-	} else {
+	switch {
+	case o.id == "":
 		err = ctrl.Draft(storage.NewSession{})
+	case o.there == nil:
+		err = ctrl.OpenReadOnly(o.id)
+	default:
+		err = ctrl.Open(o.id)
 	}
 	if err != nil {
 		return err
 	}
 	self := c.runAgain()
-	start := tui.Start{Prompt: prompt, Notice: cfg.notice(), Commands: []tui.ShellCommand{
-		{Line: self + " -c", Does: "continues the latest session"},
+	start := tui.Start{Prompt: prompt, Notice: joinNotices(o.said, cfg.notice()), Commands: []tui.ShellCommand{
+		{Line: self + " -c", Does: "continues the latest session here (--all: of any directory)"},
 		{Line: self + " -r ID", Does: "resumes one; " + self + " sessions lists them"},
 	}}
 	prefs := &livePrefs{cfg: cfg}
-	// A tool kept for the project runs without asking in the sessions this
-	// process starts later (/new) too, not only in later processes.
+	// A tool kept for the project runs without asking in the sessions of
+	// that project this process opens later (/new) too, not only in later
+	// processes; the project is the open session's.
 	saveProjectTool := func(tool string) error {
-		if err := prefs.saveProjectTool(tool); err != nil {
+		if err := prefs.saveProjectTool(ctrl.Project(), tool); err != nil {
 			return err
 		}
 		ctrl.Allow(tool)
@@ -125,27 +131,37 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	model := tui.New(tuiDriver{ctrl: ctrl, settings: prefs.settings}, tui.Options{Palette: palette, Editor: os.Getenv("EDITOR"),
 		SaveTheme: prefs.saveTheme, SaveProjectTool: saveProjectTool, Start: start})
 	_, runErr := tea.NewProgram(model, tea.WithContext(ctx)).Run()
-	id = ctrl.Info().Session.ID
+	id := ctrl.Info().Session.ID
 	if err := ctrl.Close(); err != nil {
 		return err
 	}
 	return farewell(ctx, c, st, id, runErr)
 }
 
-// chooseSession names the session to show: -r's, -c's latest, or "" for
-// a new one.
-func chooseSession(ctx context.Context, st storage.Store, f tuiFlags) (string, error) {
+// chooseSession names the session to show: -r's, -c's latest (of the
+// directory here, or of any with --all), or "" for a new one. It says
+// why -c found none here, when others are elsewhere.
+func chooseSession(ctx context.Context, st storage.Store, f tuiFlags, here string) (id, said string, err error) {
 	switch {
 	case f.resume != "":
-		return st.Resolve(ctx, f.resume)
-	case f.cont:
-		list, err := st.Sessions(ctx)
-		if err != nil || len(list) == 0 {
-			return "", err
-		}
-		return list[0].ID, nil
+		id, err = st.Resolve(ctx, f.resume)
+		return id, "", err
+	case !f.cont:
+		return "", "", nil
 	}
-	return "", nil
+	list, err := st.Sessions(ctx)
+	if err != nil || len(list) == 0 {
+		return "", "", err
+	}
+	if f.all {
+		return list[0].ID, "", nil
+	}
+	for _, s := range list { // newest first
+		if s.Workspace == here {
+			return s.ID, "", nil
+		}
+	}
+	return "", "no session of this directory to continue, so this is a new one: 'retrace -c --all' continues the latest of any directory", nil
 }
 
 // talksToDemo reports a session whose endpoint, as recorded and as the

@@ -60,7 +60,13 @@ func rollbackCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			if err != nil {
 				return err
 			}
-			w, err := snapshot.New(before.Workspace, cfg.Files)
+			// The session's own workspace, named by an absolute path: an
+			// empty or relative one would be wherever this is typed.
+			ws, err := session.OpenWorkspace(before.Workspace)
+			if err != nil {
+				return fmt.Errorf("restore the files of session %s: %w (--keep-files moves only the head)", session.Short(id), err)
+			}
+			w, err := snapshot.New(ws.Root(), cfg.Files)
 			if err != nil {
 				return fmt.Errorf("open the session's workspace to restore its files: %w (--keep-files moves only the head)", err)
 			}

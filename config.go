@@ -54,6 +54,7 @@ type config struct {
 	// for each project.
 	Project        string
 	projects       map[string]projectPrefs
+	everywhere     []string // allowed_tools: the tools allowed in every project
 	projectWarning string   // what the project's file set that it may not, in a few words
 	unknown        []string // those settings, each with a suggestion if one is close
 
@@ -165,6 +166,7 @@ func loadConfig(m modelFlags, getenv func(string) string) (config, error) {
 	c.ContextWindow = firstInt(m.contextWindow, fc.ContextWindow)
 	c.MaxIterations = firstInt(m.maxIterations, fc.MaxIterations, 20)
 	c.Theme, c.AllowedTools, c.projects = fc.Theme, fc.AllowedTools, fc.Projects
+	c.everywhere = fc.AllowedTools
 	mode, err := sandbox.ParseMode(fc.Sandbox)
 	if err != nil {
 		return c, fmt.Errorf("config %s: %w", c.File, err)

@@ -129,6 +129,18 @@ func (c *cli) forProject(cfg *config, workspace string, m modelFlags, themeFlag 
 	return err
 }
 
+// allowedIn lists the tools that run without asking in a session of
+// project: those allowed everywhere, and those allowed for that project.
+func (c config) allowedIn(project string) []string {
+	out := slices.Clone(c.everywhere)
+	for _, t := range c.projects[project].AllowedTools {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // saveProjectTool keeps tool among the tools that run without asking in
 // every session of project, in the person's config under
 // [projects."ROOT"], and leaves the rest of the file as it was. The file
@@ -182,11 +194,17 @@ func (p *livePrefs) saveTheme(name string) error {
 	return nil
 }
 
-func (p *livePrefs) saveProjectTool(tool string) error {
+// saveProjectTool keeps tool among those that run without asking in
+// project, the open session's, which may be another than the one the
+// interface was started in.
+func (p *livePrefs) saveProjectTool(project, tool string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.cfg.saveProjectTool(p.cfg.Project, tool); err != nil {
+	if err := p.cfg.saveProjectTool(project, tool); err != nil {
 		return err
+	}
+	if project != p.cfg.Project {
+		return nil // the settings shown are the start's project's
 	}
 	if !slices.Contains(p.cfg.AllowedTools, tool) {
 		p.cfg.AllowedTools = append(slices.Clone(p.cfg.AllowedTools), tool)

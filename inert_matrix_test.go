@@ -214,7 +214,7 @@ func TestInertMatrixReadCommands(t *testing.T) {
 			log := retrace(t, "log", id, "--db", db).ok(t).stdout
 			checkText(t, "log", log, c, []shown{{lineWith(log, "head v13"), "title:", 0}})
 			list := retrace(t, "sessions", "--db", db).ok(t).stdout
-			checkText(t, "sessions", list, c, []shown{{lineWith(list, id), "title:", 40}})
+			checkText(t, "sessions", list, c, []shown{{lineWith(list, id), "title:", 40}, {lineWith(list, id), "workspace:", 0}})
 			md := retrace(t, "export", id, "--format", "md", "--db", db).ok(t).stdout
 			var fields []shown
 			for _, tag := range []string{"title:", "model:", "workspace:", "system:", "user:", "reply:", "callname:", "callid:",

@@ -20,9 +20,12 @@ const timeLayout = "2006-01-02 15:04:05"
 
 func renderSessions(w io.Writer, list []storage.SessionInfo) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTITLE\tPHASE\tVERSIONS\tUPDATED")
+	fmt.Fprintln(tw, "ID\tTITLE\tPHASE\tVERSIONS\tUPDATED\tWORKSPACE")
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.ID, transcript.Clip(oneLine(transcript.Inert(s.Title)), 40), s.Phase, s.Versions, s.UpdatedAt.Local().Format(timeLayout))
+		// The workspace last, whole: a session works there, whichever
+		// directory resumes it.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", s.ID, transcript.Clip(oneLine(transcript.Inert(s.Title)), 40), s.Phase, s.Versions,
+			s.UpdatedAt.Local().Format(timeLayout), first(oneLine(transcript.Inert(s.Workspace)), "-"))
 	}
 	return tw.Flush()
 }

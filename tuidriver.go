@@ -73,7 +73,7 @@ func (d tuiDriver) info(i session.Info) tui.SessionInfo {
 	s := i.Session
 	return tui.SessionInfo{ID: s.ID, Title: s.Title, Model: i.Model, Workspace: s.Workspace, Phase: s.Phase,
 		Head: s.Head, Versions: s.Versions, Branch: i.Branch, Branches: i.Branches, Updated: s.UpdatedAt,
-		Window: i.Window, ReadOnly: i.ReadOnly, Demo: i.Endpoint.BaseURL == demoEndpoint,
+		Window: i.Window, ReadOnly: i.ReadOnly, Looking: i.Looking, Demo: i.Endpoint.BaseURL == demoEndpoint,
 		Commands: i.Commands.String(), CommandsWarn: i.Commands.Warning() != "", Project: d.ctrl.Project()}
 }
 
@@ -210,17 +210,18 @@ func (d tuiDriver) Sessions() ([]tui.SessionInfo, error) {
 	out := make([]tui.SessionInfo, len(list))
 	for i, s := range list {
 		out[i] = tui.SessionInfo{ID: s.ID, Title: s.Title, Model: s.Model, Workspace: s.Workspace, Phase: s.Phase,
-			Head: s.Head, Versions: s.Versions, Updated: s.UpdatedAt, Busy: s.Busy}
+			Head: s.Head, Versions: s.Versions, Updated: s.UpdatedAt, Busy: s.Busy, NoWorkspace: s.NoWorkspace}
 	}
 	return out, nil
 }
 
-func (d tuiDriver) Open(id string) error       { return d.ctrl.Open(id) }
-func (d tuiDriver) TakeOver() error            { return d.ctrl.TakeOver() }
-func (d tuiDriver) New() error                 { return d.ctrl.Draft(storage.NewSession{}) }
-func (d tuiDriver) Delete(id string) error     { return d.ctrl.Delete(id) }
-func (d tuiDriver) SetModel(name string) error { return d.ctrl.SetModel(name) }
-func (d tuiDriver) Compact() error             { return d.ctrl.Compact() }
+func (d tuiDriver) Open(id string) error         { return d.ctrl.Open(id) }
+func (d tuiDriver) OpenReadOnly(id string) error { return d.ctrl.OpenReadOnly(id) }
+func (d tuiDriver) TakeOver() error              { return d.ctrl.TakeOver() }
+func (d tuiDriver) New() error                   { return d.ctrl.Draft(storage.NewSession{}) }
+func (d tuiDriver) Delete(id string) error       { return d.ctrl.Delete(id) }
+func (d tuiDriver) SetModel(name string) error   { return d.ctrl.SetModel(name) }
+func (d tuiDriver) Compact() error               { return d.ctrl.Compact() }
 
 func (d tuiDriver) Export(format, path string) (string, error) {
 	return d.ctrl.WriteExport(format, path)

@@ -59,8 +59,12 @@ type Driver interface {
 
 	// Sessions lists the sessions, newest first.
 	Sessions() ([]SessionInfo, error)
-	// Open switches to a session (read-only if another process writes it).
+	// Open switches to a session (read-only if another process writes it),
+	// in the workspace it recorded.
 	Open(id string) error
+	// OpenReadOnly switches to a session to look at only: nothing of it
+	// runs, and nothing is written or restored.
+	OpenReadOnly(id string) error
 	// TakeOver makes this process the writer of the read-only session
 	// open, after WriterGoneMsg said its writer let it go.
 	TakeOver() error
@@ -142,6 +146,11 @@ type SessionInfo struct {
 	ReadOnly                    bool // another process writes it: nothing can be sent
 	Busy                        bool // (in lists) another process has it open
 	Demo                        bool // the model is retrace's scripted demo model
+	// NoWorkspace (in lists): its workspace is not a directory here, so
+	// it opens only read-only.
+	NoWorkspace bool
+	// Looking: opened read-only by choice, to look (ReadOnly is set too).
+	Looking bool
 	// Commands says how run_command's commands are confined, in one
 	// line; CommandsWarn marks it as a warning (they run less confined
 	// than the configuration asks, or not at all).

@@ -26,6 +26,7 @@ type fakeDriver struct {
 	decided   []Decision
 	restored  []int
 	opened    []string
+	looked    []string // sessions opened read-only, to look
 	cancelled int
 	sessions  []SessionInfo
 	tree      Tree
@@ -246,6 +247,13 @@ func (f *fakeDriver) TakeOver() error {
 	}
 	f.info.ReadOnly = false
 	return nil
+}
+
+func (f *fakeDriver) OpenReadOnly(id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.looked = append(f.looked, id)
+	return f.openErr
 }
 
 func (f *fakeDriver) Open(id string) error {

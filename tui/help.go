@@ -142,6 +142,9 @@ func (m *Model) keyHint() string {
 		if m.confirm.keep != nil {
 			hints = append(hints, hint("keep the files", c.Keep))
 		}
+		if m.confirm.look != nil {
+			hints = append(hints, hint("read-only", c.Look))
+		}
 		hints = append(hints, hint("no", c.No))
 	case m.approval != nil:
 		a := keymap.Approval

@@ -366,6 +366,22 @@ func matrixPaths() []matrixPath {
 		// The sessions dialog.
 		{"sessions: title", inSessionsList(func(i *SessionInfo, h string) { i.Title = h }), mainArea, 0},
 		{"sessions: id", inSessionsList(func(i *SessionInfo, h string) { i.ID = h + "0123456789" }), mainArea, -1},
+		// A workspace shows its end, where the hostile text is.
+		{"sessions: workspace", inSessionsList(func(i *SessionInfo, h string) { i.Workspace = "/w/" + h }), mainArea, -1},
+		{"sessions: chosen session's workspace", func(t *testing.T, h string) *Model {
+			m := inSessionsList(func(i *SessionInfo, h string) { i.Workspace = "/w/" + h })(t, h)
+			press(m, "down")
+			return m
+		}, mainArea, -1},
+		{"question to open a session of another workspace", func(t *testing.T, h string) *Model {
+			m := inSessionsList(func(i *SessionInfo, h string) { i.Workspace = "/w/" + h })(t, h)
+			press(m, "down", "enter")
+			if m.confirm == nil {
+				t.Fatal("enter did not ask")
+			}
+			return m
+		}, statusLine, -1},
+		{"conversation: the title's workspace", withInfo(func(i *SessionInfo, h string) { i.Workspace = "/w/" + h }), conversationPane, -1},
 
 		// The timeline: the change line under the banner says what each
 		// kind of event changed.

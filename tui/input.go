@@ -107,14 +107,15 @@ func (in *input) Lines() int {
 	return min(max(strings.Count(in.ta.Value(), "\n")+1, 1), maxInputLines)
 }
 
-// Render draws the box width×height.
-func (in *input) Render(width, height int, focused, readOnly bool) []string {
+// Render draws the box width×height; readOnly, when set, says why
+// nothing can be typed.
+func (in *input) Render(width, height int, focused bool, readOnly string) []string {
 	border := in.st.Input.Border
 	if focused {
 		border = in.st.Input.BorderFocused
 	}
-	if readOnly {
-		return frame("", []string{in.st.Input.ReadOnly.Render("read-only: another retrace process is writing this session")}, width, height, border, in.st.Pane.Title)
+	if readOnly != "" {
+		return frame("", []string{in.st.Input.ReadOnly.Render(readOnly)}, width, height, border, in.st.Pane.Title)
 	}
 	in.ta.SetWidth(max(width-2, 1))
 	in.ta.SetHeight(max(height-2, 1))

@@ -107,6 +107,7 @@ var keymap = keyMap{
 	Confirm: confirmKeys{
 		Yes:  bind("yes", "y", "Y"),
 		Keep: bind("(restoring over changed files) keep the files, move only the head", "k"),
+		Look: bind("(a session of another workspace) open it read-only, to look", "r"),
 		No:   bind("no (so does any other key)", "n", "esc"),
 	},
 	Help: helpKeys{
@@ -183,9 +184,9 @@ type memoriesKeys struct{ Up, Down, Delete, Close key.Binding }
 func (k memoriesKeys) bindings() []key.Binding { return []key.Binding{k.Up, k.Down, k.Delete, k.Close} }
 
 // confirmKeys answer a yes/no question; anything but yes is no.
-type confirmKeys struct{ Yes, Keep, No key.Binding }
+type confirmKeys struct{ Yes, Keep, Look, No key.Binding }
 
-func (k confirmKeys) bindings() []key.Binding { return []key.Binding{k.Yes, k.Keep, k.No} }
+func (k confirmKeys) bindings() []key.Binding { return []key.Binding{k.Yes, k.Keep, k.Look, k.No} }
 
 // helpKeys scroll and close the help screen.
 type helpKeys struct{ Up, Down, PageUp, PageDown, Top, Bottom, Close key.Binding }

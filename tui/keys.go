@@ -206,6 +206,7 @@ type confirmation struct {
 	question string
 	yes      func() tea.Cmd
 	keep     func() tea.Cmd // a third answer, when the question has one
+	look     func() tea.Cmd // another: open read-only, to look
 }
 
 // confirmKey answers the question: yes, or no for any other key.
@@ -217,6 +218,9 @@ func (m *Model) confirmKey(k tea.KeyPressMsg) tea.Cmd {
 	}
 	if c.keep != nil && key.Matches(k, keymap.Confirm.Keep) {
 		return c.keep()
+	}
+	if c.look != nil && key.Matches(k, keymap.Confirm.Look) {
+		return c.look()
 	}
 	m.notice = ""
 	return nil

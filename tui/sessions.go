@@ -80,7 +80,7 @@ func (m *Model) handleSessions(msg sessionsMsg) tea.Cmd {
 	open := m.sessions.openWhenRead
 	m.sessions = &sessionList{all: msg.list, filter: m.sessions.filter}
 	if s, ok := m.sessions.selected(); ok && open {
-		return m.openSession(s.ID)
+		return m.resume(s)
 	}
 	return nil
 }
@@ -106,7 +106,7 @@ func (m *Model) sessionsKey(k tea.KeyPressMsg) tea.Cmd {
 		l.sel = min(l.sel+1, max(len(l.visible())-1, 0))
 	case key.Matches(k, keys.Open):
 		if s, ok := l.selected(); ok {
-			return m.openSession(s.ID)
+			return m.resume(s)
 		}
 		l.openWhenRead = l.reading
 	case key.Matches(k, keys.New) && acts:
@@ -136,6 +136,36 @@ func (m *Model) sessionName() string {
 
 func (m *Model) openSession(id string) tea.Cmd {
 	return m.switchSession(busyNotice("before you switch"), func() error { return m.d.Open(id) })
+}
+
+// lookAt opens a session read-only, to look.
+func (m *Model) lookAt(id string) tea.Cmd {
+	return m.switchSession(busyNotice("before you switch"), func() error { return m.d.OpenReadOnly(id) })
+}
+
+// resume opens s, chosen in the list. A session works in the workspace it
+// recorded, so one of another workspace than the open session's asks
+// first: its tools, commands and restores would act there. One whose
+// workspace is not a directory here can only be looked at.
+func (m *Model) resume(s SessionInfo) tea.Cmd {
+	name, where := inert(short(s.ID)), first(inert(s.Workspace), "no directory it recorded")
+	switch {
+	case s.NoWorkspace:
+		m.confirm = &confirmation{
+			question: fmt.Sprintf("Session %s works in %s, which is not a directory here. Open it read-only, to look? (y/n)", name, where),
+			yes:      func() tea.Cmd { return m.lookAt(s.ID) },
+		}
+	case s.Workspace != m.session.Workspace:
+		m.confirm = &confirmation{
+			question: fmt.Sprintf("Session %s works in %s, not in %s: its tools and restores act there. Open it there (y), read-only to look (r), or not (n)?",
+				name, where, inert(m.session.Workspace)),
+			yes:  func() tea.Cmd { return m.openSession(s.ID) },
+			look: func() tea.Cmd { return m.lookAt(s.ID) },
+		}
+	default:
+		return m.openSession(s.ID)
+	}
+	return nil
 }
 
 func (m *Model) newSession() tea.Cmd {
@@ -205,9 +235,19 @@ func (l *sessionList) lines(st *themes.Styles, width, height int) []string {
 	if cols.busy > 0 {
 		out[1] = s.Busy.Render(busyWord) + s.Meta.Render(" elsewhere (opens read-only): another retrace process has it open")
 	}
+	// The last line names the chosen session's workspace in full, or as
+	// much of its end as fits.
+	footer := ""
+	if x, ok := l.selected(); ok && height > len(out)+1 {
+		footer = s.Meta.Render(clipStart("works in "+workspaceLabel(x), width))
+		if x.Workspace == "" {
+			footer = s.Meta.Render("records no workspace")
+		}
+		height--
+	}
 	room := max(height-len(out), 1)
-	first := min(max(l.sel-room/2, 0), max(len(vis)-room, 0))
-	for i := first; i < len(vis) && len(out) < height; i++ {
+	top := min(max(l.sel-room/2, 0), max(len(vis)-room, 0))
+	for i := top; i < len(vis) && len(out) < height; i++ {
 		if i == l.sel {
 			// The selection is a bar across the pane, in its own colours.
 			out = append(out, s.Selected.Render(fit(ansi.Strip(cols.row(st, vis[i], s.Selected, "▸ ")), width)))
@@ -215,7 +255,13 @@ func (l *sessionList) lines(st *themes.Styles, width, height int) []string {
 		}
 		out = append(out, cols.row(st, vis[i], s.Row, "  "))
 	}
-	return out
+	if footer == "" {
+		return out
+	}
+	for len(out) < height {
+		out = append(out, "")
+	}
+	return append(out, footer)
 }
 
 // busyWord marks a session another process has open.
@@ -224,8 +270,37 @@ const busyWord = "in use"
 // sessionColumns are the widths, in cells, of the list's columns: one set
 // for every row, so the columns line up whatever the titles hold.
 type sessionColumns struct {
-	title, phase, versions, busy int
-	date                         string // the layout of the date column
+	title, workspace, phase, versions, busy int
+	date                                    string // the layout of the date column
+}
+
+// Bounds on the workspace column, in cells: a path's end tells projects
+// apart, and the title keeps the room it needs first.
+const (
+	maxWorkspaceColumn = 32
+	minWorkspaceColumn = 12
+	minTitleColumn     = 16
+)
+
+// workspaceLabel is a session's workspace as the list writes it, before
+// it is cut to the column.
+func workspaceLabel(x SessionInfo) string {
+	ws := strings.Join(strings.Fields(inert(x.Workspace)), " ")
+	if x.NoWorkspace {
+		return first(ws, "none") + " (gone)"
+	}
+	return ws
+}
+
+// cutWorkspace fits a workspace label in width cells: a path loses its
+// start, and a gone one keeps saying so.
+func cutWorkspace(x SessionInfo, width int) string {
+	label := workspaceLabel(x)
+	if !x.NoWorkspace || visibleWidth(label) <= width {
+		return fit(clipStart(label, width), width)
+	}
+	const gone = " (gone)"
+	return fit(clipStart(strings.TrimSuffix(label, gone), max(width-len(gone), 1))+gone, width)
 }
 
 // columnsFor sizes the columns to the rows shown and gives the title
@@ -233,6 +308,7 @@ type sessionColumns struct {
 func columnsFor(vis []SessionInfo, width int) sessionColumns {
 	c := sessionColumns{date: "2006-01-02 15:04"}
 	for _, x := range vis {
+		c.workspace = max(c.workspace, min(visibleWidth(workspaceLabel(x)), maxWorkspaceColumn))
 		c.phase = max(c.phase, visibleWidth(phaseLabel(x.Phase)))
 		c.versions = max(c.versions, visibleWidth(transcript.Count(x.Versions, "version")))
 		if x.Busy {
@@ -244,11 +320,26 @@ func columnsFor(vis []SessionInfo, width int) sessionColumns {
 	if c.busy > 0 {
 		fixed += 2 + c.busy
 	}
-	c.title = width - fixed - len(c.date)
-	if c.title < 16 {
-		c.date = "2006-01-02"
-		c.title = width - fixed - len(c.date)
+	// The workspace takes a fifth of the row at most, and gives its room
+	// back to the title first, then the date its time, then goes: the
+	// line under the list names the chosen session's.
+	c.workspace = min(c.workspace, max(width/5, minWorkspaceColumn))
+	room := func() int {
+		if c.workspace == 0 {
+			return width - fixed - len(c.date)
+		}
+		return width - fixed - 2 - c.workspace - len(c.date)
 	}
+	if short := minTitleColumn - room(); short > 0 && c.workspace > minWorkspaceColumn {
+		c.workspace -= min(short, c.workspace-minWorkspaceColumn)
+	}
+	if room() < minTitleColumn {
+		c.date = "2006-01-02"
+	}
+	if room() < minTitleColumn {
+		c.workspace = 0
+	}
+	c.title = room()
 	c.title = max(c.title, 8)
 	return c
 }
@@ -257,7 +348,11 @@ func columnsFor(vis []SessionInfo, width int) sessionColumns {
 func (c sessionColumns) row(st *themes.Styles, x SessionInfo, style lipgloss.Style, mark string) string {
 	s := st.Sessions
 	left := mark + fit(inert(short(x.ID)), 8) + "  " + fit(clip(inert(x.Title), c.title), c.title)
-	meta := "  " + fit(phaseLabel(x.Phase), c.phase) + "  " +
+	meta := "  "
+	if c.workspace > 0 {
+		meta += cutWorkspace(x, c.workspace) + "  "
+	}
+	meta += fit(phaseLabel(x.Phase), c.phase) + "  " +
 		padLeft(transcript.Count(x.Versions, "version"), c.versions) + "  " + x.Updated.Local().Format(c.date)
 	row := style.Render(left) + s.Meta.Render(meta)
 	if x.Busy {
@@ -273,4 +368,28 @@ func phaseLabel(p state.Phase) string { return strings.ReplaceAll(p.String(), "_
 // puts them after). Text already wider is left as it is.
 func padLeft(s string, width int) string {
 	return strings.Repeat(" ", max(width-visibleWidth(s), 0)) + s
+}
+
+// readOnlyWhy says why nothing can be sent or restored in the open
+// session, "" when something can: in the input box (box) or as a notice.
+func (m *Model) readOnlyWhy(box bool) string {
+	switch {
+	case !m.session.ReadOnly:
+		return ""
+	case m.session.Looking:
+		return "read-only: opened to look; " + legend(keymap.Chat.Sessions) + " and Enter open it to work in"
+	case box:
+		return "read-only: another retrace process is writing this session"
+	}
+	return "read-only: another retrace process writes this session"
+}
+
+// first is the first of texts that is set.
+func first(texts ...string) string {
+	for _, t := range texts {
+		if t != "" {
+			return t
+		}
+	}
+	return ""
 }

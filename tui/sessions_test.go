@@ -3,6 +3,7 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -29,10 +30,13 @@ func unevenSessions() []SessionInfo {
 		"naïve café ünïcödé",
 	}
 	phases := []state.Phase{state.Done, state.Idle, state.AwaitingApproval, state.Error, state.Executing, state.Done, state.Reflecting}
+	workspaces := []string{"/home/dev/src/greeter", "/home/dev/src/greeter", "/home/dev/" + strings.Repeat("deeply/nested/", 4) + "service",
+		"/srv/工作/项目", "/home/dev/src/old", "", "/tmp/w"}
 	out := make([]SessionInfo, len(titles))
 	for i, title := range titles {
-		out[i] = SessionInfo{ID: fmt.Sprintf("%02x%014x", i+0xa0, i), Title: title, Phase: phases[i],
-			Versions: []int{1, 12, 140, 7, 1234, 3, 40}[i], Updated: time.Date(2026, 11, 22, 10-i, 0, 0, 0, time.Local), Busy: i == 3}
+		out[i] = SessionInfo{ID: fmt.Sprintf("%02x%014x", i+0xa0, i), Title: title, Phase: phases[i], Workspace: workspaces[i],
+			Versions: []int{1, 12, 140, 7, 1234, 3, 40}[i], Updated: time.Date(2026, 11, 22, 10-i, 0, 0, 0, time.Local), Busy: i == 3,
+			NoWorkspace: i == 4 || i == 5}
 	}
 	return out
 }
@@ -97,6 +101,15 @@ func TestSessionsListColumnsAlign(t *testing.T) {
 				return cellOf(row, v) + ansi.StringWidth(v)
 			})
 			same("date", func(i int, row string) int { return cellOf(row, f.sessions[i].Updated.Local().Format("2006-01-02")) })
+			for i, row := range rows {
+				end := filepath.Base(f.sessions[i].Workspace)
+				if f.sessions[i].NoWorkspace {
+					end = "(gone)"
+				}
+				if w >= 120 && !strings.Contains(row, end) {
+					t.Fatalf("row %d does not show its workspace %q: %q", i+1, end, row)
+				}
+			}
 			var cuts []int
 			for i, row := range rows {
 				if ansi.StringWidth(rows[i]) != w {

@@ -209,6 +209,8 @@ func (m *Model) phaseTiming() string {
 	switch {
 	case !s.Phase.Active() && !s.Unfinished():
 		return ""
+	case m.session.Looking:
+		return "not carried on: opened to look"
 	case m.session.ReadOnly:
 		return "run by the writing process"
 	case m.running:

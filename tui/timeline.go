@@ -322,7 +322,7 @@ func (m *Model) restore(v int, how RestoreHow) tea.Cmd {
 		return nil
 	}
 	if m.session.ReadOnly {
-		m.notice = "read-only: another retrace process writes this session"
+		m.notice = m.readOnlyWhy(false)
 		return nil
 	}
 	return func() tea.Msg {

@@ -105,7 +105,7 @@ func TestPaneGoldens(t *testing.T) {
 		"tools":        m.tools.lines(&m.st, s.Memory.ToolCalls, 40, 6, true),
 		"notes":        noteLines(&m.st, s.Memory.Notes, 40),
 		"status":       {m.statusLine()},
-		"input":        m.input.Render(120, 3, true, false),
+		"input":        m.input.Render(120, 3, true, ""),
 	}
 	for name, ls := range panes {
 		t.Run(name, func(t *testing.T) { golden.RequireEqual(t, []byte(strings.Join(ls, "\n"))) })

@@ -187,7 +187,7 @@ func (m *Model) submit() tea.Cmd {
 		m.relayout()
 		return m.command(draft)
 	case m.session.ReadOnly:
-		m.notice = "read-only: another retrace process writes this session"
+		m.notice = m.readOnlyWhy(false)
 		return nil
 	case m.running:
 		m.notice = busyNotice("")
@@ -275,7 +275,7 @@ func (m *Model) retry() tea.Cmd {
 	case m.running:
 		return nil
 	case m.session.ReadOnly:
-		m.notice = "read-only: another retrace process writes this session"
+		m.notice = m.readOnlyWhy(false)
 		return nil
 	case m.head.Phase.Active() || m.head.Unfinished():
 		m.notice, m.errText = "", ""

@@ -36,7 +36,7 @@ func (m *Model) Render() string {
 	lines = append(lines, m.mainLines()...)
 	if m.lay.inputH > 0 {
 		lines = append(lines, m.input.Render(m.width, m.lay.inputH, m.focus == focusInput && m.mode == modeChat && m.approval == nil,
-			m.session.ReadOnly)...)
+			m.readOnlyWhy(true))...)
 	}
 	lines = append(lines, notice...)
 	lines = append(lines, m.statusLine())
@@ -80,7 +80,9 @@ func (m *Model) conversationBox(w, h int) []string {
 	}
 	body := m.conv.Render(w-2, h-2)
 	if m.welcoming() {
-		body = m.welcome(w - 2)
+		body = m.welcome(w - 2) // which names the workspace itself
+	} else {
+		title = m.withWorkspace(title, w-4)
 	}
 	return frame(title, body, w, h, m.st.Pane.Border, m.st.Pane.Title)
 }

@@ -143,3 +143,16 @@ func clipStart(s string, width int) string {
 	}
 	return "…" + ansi.TruncateLeft(s, ansi.StringWidth(s)-width+1, "")
 }
+
+// withWorkspace adds the workspace the session works in to a pane's
+// title of at most width cells, its start cut if need be: a resumed
+// session may work in another directory than retrace was started in,
+// and where its tools and restores act must be on the screen.
+func (m *Model) withWorkspace(title string, width int) string {
+	const sep = " · "
+	room := width - ansi.StringWidth(title) - ansi.StringWidth(sep)
+	if m.session.Workspace == "" || room < 8 {
+		return title
+	}
+	return title + sep + clipStart(inert(m.session.Workspace), room)
+}

@@ -163,3 +163,24 @@ func TestStartNotice(t *testing.T) {
 		}
 	}
 }
+
+// A resumed session, past its welcome, still says where it works: the
+// conversation's title names the workspace, a long path cut at its
+// start, at both sizes the issue names.
+func TestResumedSessionNamesItsWorkspace(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		f := newFake(answeredSession()...)
+		f.info.Workspace = "/home/dev/" + strings.Repeat("deeply/nested/", 8) + "greeter"
+		m := newModel(t, f, "dark", size[0], size[1])
+		screen := plain(m.View().Content)
+		title := ""
+		for _, l := range lines(screen) {
+			if strings.Contains(l, "Conversation") {
+				title = l
+			}
+		}
+		if !strings.Contains(title, "Conversation · …") || !strings.Contains(title, "nested/greeter ") {
+			t.Errorf("at %dx%d the conversation's title is %q", size[0], size[1], title)
+		}
+	}
+}

@@ -34,10 +34,17 @@ type Config struct {
 	// MaxIterations bounds the model replies of one task; 0 is the agent's
 	// default.
 	MaxIterations int
-	// Workspace is where the tools work.
+	// Workspace is where a new session begins. A session opened works in
+	// the workspace it recorded (workspace.go).
 	Workspace *tools.Workspace
 	// Allowed lists gated tools that run without asking.
 	Allowed []string
+	// AllowedIn, when set, lists the gated tools that run without asking
+	// in the sessions of a project (Project of their workspace), in
+	// place of Allowed: a tool allowed in one project must not run
+	// unasked in a session of another, which a session resumed from
+	// there works in.
+	AllowedIn func(project string) []string
 	// RestartOK lets a model call that failed after its reply began start
 	// over: right for a screen that can take back the text it showed,
 	// wrong for text already written to a pipe.
@@ -68,13 +75,17 @@ type Info struct {
 	Window   int                 // its context window, in tokens
 	Branch   int                 // the head's branch
 	Branches int                 // how many branches the session has
-	ReadOnly bool                // another process writes it
+	ReadOnly bool                // another process writes it, or Looking
+	Looking  bool                // opened read-only by choice (OpenReadOnly)
 }
 
 // Listed is a session in the list of all of them.
 type Listed struct {
 	storage.SessionInfo
 	Busy bool // another process has it open: it would open read-only
+	// NoWorkspace: its recorded workspace is not a directory here, so it
+	// opens only read-only (OpenReadOnly).
+	NoWorkspace bool
 }
 
 // holder is what a store may tell about other processes' claims;
@@ -88,22 +99,29 @@ type Controller struct {
 	store  storage.Store
 	tools  *tools.Registry
 	events *stream
-	// files watches the workspace for what tool calls change and what a
-	// restore writes back; filesErr is why there is none.
-	files    *snapshot.Watcher
-	filesErr error
-	base     context.Context // every task's parent; Close ends it
-	end      context.CancelFunc
+	base   context.Context // every task's parent; Close ends it
+	end    context.CancelFunc
 
 	// decided carries the person's answer to the one pending approval.
 	decided chan agent.Decision
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// ws is where the open session works, and files watches it for what
+	// tool calls change and what a restore writes back; filesErr is why
+	// there is no watcher. home is where new sessions begin.
+	ws       *tools.Workspace
+	files    *snapshot.Watcher
+	filesErr error
+	home     place
+	// allowed are the tools Allow let run in a project's sessions, by
+	// project, with Config.AllowedIn.
+	allowed  map[string][]string
 	cfg      Config
 	ep       Endpoint // the open session's
 	model    string   // set by SetModel: the model for every session from then on
 	info     storage.SessionInfo
 	readOnly bool
+	looking  bool                // readOnly by choice: nothing follows the session
 	draft    *storage.NewSession // the open session, while it is in memory only
 	follower *follower           // watches the open session while it is read-only
 	head     state.State
@@ -128,10 +146,8 @@ func New(ctx context.Context, st storage.Store, cfg Config) *Controller {
 		store: st, tools: tools.New(cfg.Workspace, toolOptions(cfg, "")), events: newStream(),
 		base: base, end: end, decided: make(chan agent.Decision, 1), cfg: cfg,
 	}
-	c.files, c.filesErr = snapshot.New(cfg.Workspace.Root(), cfg.Files)
-	if c.filesErr != nil {
-		c.filesErr = fmt.Errorf("watch the workspace %s: %w", cfg.Workspace.Root(), c.filesErr)
-	}
+	c.home = newPlace(cfg.Workspace, cfg.Files)
+	c.moveLocked(c.home)
 	return c
 }
 
@@ -188,13 +204,21 @@ func (c *Controller) openLocked(id string, readOnlyOK bool) error {
 	if err != nil {
 		return err
 	}
+	next, err := c.placeForLocked(info.Workspace)
+	if err != nil {
+		return err
+	}
 	readOnly := false
 	if err := c.store.Claim(c.base, id); err != nil {
 		if !errors.Is(err, storage.ErrBusy) || !readOnlyOK {
+			c.dropLocked(next)
 			return err
 		}
 		readOnly = true
 	}
+	// The session's tools and files are its workspace's from here on:
+	// a restore left open is finished there, never where retrace runs.
+	was := c.moveLocked(next)
 	// The recent part is all going on needs (state.State.Window): a long
 	// session opens in the time its last turns take, not its length.
 	head, err := storage.Latest(c.base, c.store, id, storage.KeepRecent)
@@ -207,11 +231,13 @@ func (c *Controller) openLocked(id string, readOnlyOK bool) error {
 		if !readOnly && (id != c.info.ID || c.readOnly) { // claimed here, just now
 			_ = c.store.Release(id)
 		}
+		c.dropLocked(c.moveLocked(was))
 		return err
 	}
+	c.dropLocked(was)
 	c.letGoLocked(id)
 	c.unfollowLocked()
-	c.info, c.readOnly, c.draft = info, readOnly, nil
+	c.info, c.readOnly, c.looking, c.draft = info, readOnly, false, nil
 	if readOnly {
 		c.followLocked()
 	}
@@ -255,17 +281,17 @@ func toolOptions(cfg Config, keyEnv string) tools.Options {
 }
 
 func (c *Controller) newAgentLocked() *agent.Agent {
-	c.tools = tools.New(c.cfg.Workspace, toolOptions(c.cfg, c.ep.KeyEnv))
+	c.tools = tools.New(c.ws, toolOptions(c.cfg, c.ep.KeyEnv))
 	model := llm.New(llm.Config{BaseURL: c.ep.URL, APIKey: c.ep.APIKey, Model: c.ep.Model})
 	secret := llm.NewScrub(c.ep.APIKey)
 	opts := agent.Options{
 		MaxIterations: c.cfg.MaxIterations, ContextWindow: c.cfg.ContextWindow,
-		Workspace: c.cfg.Workspace.Root(), Allowed: c.cfg.Allowed, RestartOK: c.cfg.RestartOK,
+		Workspace: c.ws.Root(), Allowed: c.allowedLocked(), RestartOK: c.cfg.RestartOK,
 		Endpoint: c.ep.Endpoint, Files: recorder{tools: c.tools, files: c.files, err: c.filesErr, key: secret}, Secret: secret,
 		Foreign: foreignOf(c.base, c.store, c.head.SessionID),
 	}
 	if !c.cfg.Instructions.Off {
-		opts.Briefer = briefer{store: c.store, workspace: c.cfg.Workspace.Root(), cfg: c.cfg.Instructions, model: c.ep.Model, secret: secret}
+		opts.Briefer = briefer{store: c.store, workspace: c.ws.Root(), cfg: c.cfg.Instructions, model: c.ep.Model, secret: secret}
 	}
 	return agent.New(c.cursor, model, c.tools, approver{c}, observer{c}, opts)
 }
@@ -300,7 +326,7 @@ func (c *Controller) infoLocked() Info {
 // infoWithLocked is Info from a session's summary and version tree read
 // already (the follower reads them before it takes the lock).
 func (c *Controller) infoWithLocked(s storage.SessionInfo, t storage.Tree) Info {
-	out := Info{Session: s, Model: c.ep.Model, Endpoint: c.ep.Endpoint, Window: tokens.Window(c.ep.Model, c.cfg.ContextWindow), ReadOnly: c.readOnly, Commands: c.tools.Sandbox()}
+	out := Info{Session: s, Model: c.ep.Model, Endpoint: c.ep.Endpoint, Window: tokens.Window(c.ep.Model, c.cfg.ContextWindow), ReadOnly: c.readOnly, Looking: c.looking, Commands: c.tools.Sandbox()}
 	out.Branches = len(t.Branches)
 	for _, b := range t.Branches {
 		if b.Current {
@@ -368,9 +394,9 @@ func (c *Controller) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer c.events.close()
-	var ferr error
-	if c.files != nil {
-		ferr = c.files.Close()
+	ferr := c.placeLocked().close()
+	if c.home.ws != c.ws {
+		ferr = errors.Join(ferr, c.home.close())
 	}
 	if c.info.ID != "" && !c.readOnly {
 		if err := c.store.Release(c.info.ID); err != nil {

@@ -16,14 +16,18 @@ func (c *Controller) Draft(ns storage.NewSession) error {
 	if err := c.idleLocked(false); err != nil {
 		return err
 	}
+	// A new session begins where retrace was started.
+	was := c.moveLocked(c.home)
 	if err := c.setHeadLocked(state.New("")); err != nil {
+		c.moveLocked(was)
 		return err
 	}
+	c.dropLocked(was)
 	c.letGoLocked("")
 	c.unfollowLocked()
 	shown := c.completeLocked(ns)
 	c.info = storage.SessionInfo{Title: shown.Title, Model: shown.Model, Workspace: shown.Workspace}
-	c.readOnly, c.draft = false, &ns
+	c.readOnly, c.looking, c.draft = false, false, &ns
 	return nil
 }
 

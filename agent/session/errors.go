@@ -21,6 +21,10 @@ var (
 	// ErrNoKey: the session's endpoint needs an API key and none is set;
 	// the error says which variable to set.
 	ErrNoKey = errors.New("no API key")
+	// ErrNoWorkspace: the session's recorded workspace is not a directory
+	// on this machine, so nothing of it can run or be restored here; it
+	// can still be opened read-only, to look.
+	ErrNoWorkspace = errors.New("the session's workspace cannot be opened")
 	// ErrClosed: the controller was closed.
 	ErrClosed = errors.New("the session controller is closed")
 )

@@ -40,7 +40,7 @@ func (c *Controller) History(version int) (storage.Tree, []storage.Record, error
 }
 
 // Sessions lists every session in the store, newest first, saying which
-// another process has open.
+// another process has open and which has no workspace here.
 func (c *Controller) Sessions() ([]Listed, error) {
 	list, err := c.store.Sessions(c.base)
 	if err != nil {
@@ -50,6 +50,7 @@ func (c *Controller) Sessions() ([]Listed, error) {
 	out := make([]Listed, len(list))
 	for i, s := range list {
 		out[i].SessionInfo = s
+		out[i].NoWorkspace = !isWorkspace(s.Workspace)
 		if h != nil {
 			_, out[i].Busy = h.Holder(s.ID)
 		}

@@ -88,13 +88,18 @@ func (c *Controller) Remember(text string, everywhere bool) (m state.Memory, kno
 		source = "the interface, in session " + Short(c.info.ID)
 	}
 	secret := llm.NewScrub(c.ep.APIKey)
+	workspace := c.ws.Root()
 	c.mu.Unlock()
-	return Remember(c.base, c.store, c.cfg.Workspace.Root(), secret.Text(text), everywhere, source)
+	return Remember(c.base, c.store, workspace, secret.Text(text), everywhere, source)
 }
 
-// Project is what the memories this controller keeps are kept for: its
+// Project is what the memories the open session keeps are kept for: its
 // workspace's project.
-func (c *Controller) Project() string { return Project(c.cfg.Workspace.Root()) }
+func (c *Controller) Project() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Project(c.ws.Root())
+}
 
 // Memories are every memory the store keeps, as of now.
 func (c *Controller) Memories() (state.Memories, error) {

@@ -62,15 +62,42 @@ func (c *Controller) Decide(d agent.Decision) {
 
 // Allow lets tool run without asking in every session this controller
 // opens or starts from now on, as Config.Allowed does: an approval "for
-// every session of this project" must not ask again after /new. The
-// session open now keeps its own answer (Decision.Always) and is
+// every session of this project" must not ask again after /new. With
+// Config.AllowedIn, only in the sessions of the open session's project.
+// The session open now keeps its own answer (Decision.Always) and is
 // unchanged until its agent is made again.
 func (c *Controller) Allow(tool string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.cfg.AllowedIn != nil {
+		p := Project(c.ws.Root())
+		if !slices.Contains(c.allowed[p], tool) {
+			if c.allowed == nil {
+				c.allowed = map[string][]string{}
+			}
+			c.allowed[p] = append(slices.Clone(c.allowed[p]), tool)
+		}
+		return
+	}
 	if !slices.Contains(c.cfg.Allowed, tool) {
 		c.cfg.Allowed = append(slices.Clone(c.cfg.Allowed), tool)
 	}
+}
+
+// allowedLocked lists the tools that run without asking in the open
+// session: those of its project, with Config.AllowedIn.
+func (c *Controller) allowedLocked() []string {
+	if c.cfg.AllowedIn == nil {
+		return c.cfg.Allowed
+	}
+	p := Project(c.ws.Root())
+	out := slices.Clone(c.cfg.AllowedIn(p))
+	for _, t := range c.allowed[p] {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // start runs fn as the session's task on a goroutine of its own.

@@ -35,6 +35,17 @@ type Plan struct {
 	Sessions    int
 	Checkpoints int       // per session
 	Now         time.Time // the sessions' times are set back from it
+	// Workspace is where the sessions say they work: a directory that
+	// exists, for a benchmark that opens one to work in it (a session
+	// works only in the workspace it recorded). Empty is /src/bench.
+	Workspace string
+}
+
+func (p Plan) workspace() string {
+	if p.Workspace == "" {
+		return "/src/bench"
+	}
+	return p.Workspace
 }
 
 // Measured is the index of the session the benchmark measures: the middle
@@ -84,7 +95,7 @@ func Session(i int, p Plan) (storage.Export, error) {
 	// A checkpoint every 20 seconds, the last at the session's end.
 	at := end.Add(-time.Duration(len(events)) * 20 * time.Second).Truncate(time.Millisecond)
 	ex := storage.Export{Session: storage.SessionInfo{
-		Title: fmt.Sprintf("bench session %d", i+1), Model: "bench-model", Workspace: "/src/bench",
+		Title: fmt.Sprintf("bench session %d", i+1), Model: "bench-model", Workspace: p.workspace(),
 		Head: len(events), Versions: len(events),
 	}}
 	b := state.NewBuilder(state.New(""))

@@ -55,15 +55,14 @@ func CheckBlobs(ev state.Event) ([]state.Blob, error) {
 // held by the store. The error wraps ErrBlobNotFound and names the first
 // digest that is neither.
 func CheckReferences(ev state.Event, carried []state.Blob, held func(digest string) bool) error {
+	// A set, not a search of carried for each digest: a command that made
+	// a hundred thousand files carries as many contents.
+	have := make(map[string]bool, len(carried))
+	for _, b := range carried {
+		have[b.Digest] = true
+	}
 	for _, d := range ev.BlobDigests() {
-		found := false
-		for _, b := range carried {
-			if b.Digest == d {
-				found = true
-				break
-			}
-		}
-		if !found && !held(d) {
+		if !have[d] && !held(d) {
 			return fmt.Errorf("%s refers to file content %s, which it does not carry and the store does not hold: %w", ev.Kind, d, ErrBlobNotFound)
 		}
 	}

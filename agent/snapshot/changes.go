@@ -120,7 +120,9 @@ func differ(b, a entry) bool {
 
 // attach finds the content of every image in changes that names a digest:
 // what this scan read, else the content cache. An image whose content is
-// in neither can no longer be restored, and says so.
+// in neither can no longer be restored, and says so; so does one past the
+// command's budget (MaxCallFiles contents, MaxCallBytes bytes), which
+// OverBudget tells apart.
 func (w *Watcher) attach(changes []state.FileChange, kept map[[sha256.Size]byte][]byte) []state.Blob {
 	var blobs []state.Blob
 	have := map[string]bool{}
@@ -129,7 +131,11 @@ func (w *Watcher) attach(changes []state.FileChange, kept map[[sha256.Size]byte]
 		if img.Blob == "" || have[img.Blob] {
 			return
 		}
-		if total+img.Size > w.opts.MaxCallBytes {
+		switch {
+		case len(blobs) >= w.opts.MaxCallFiles:
+			*img = state.FileImage{Size: img.Size, Mode: img.Mode, Untracked: callFilesReason(w.opts.MaxCallFiles)}
+			return
+		case total+img.Size > w.opts.MaxCallBytes:
 			*img = state.FileImage{Size: img.Size, Mode: img.Mode, Untracked: callCapReason(w.opts.MaxCallBytes)}
 			return
 		}

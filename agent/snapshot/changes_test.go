@@ -394,3 +394,32 @@ func TestChangesKeepAtMostTheCallCap(t *testing.T) {
 		"c.txt: absent -> four",
 	})
 }
+
+// A command that changes more files than MaxCallFiles has the first
+// ones' contents kept and the rest recorded without content, saying why;
+// OverBudget tells those images from the others.
+func TestChangesKeepAtMostTheFileBudget(t *testing.T) {
+	f := newFixture(t, Options{MaxCallFiles: 2})
+	f.write("old.txt", "old")
+	m := f.mark()
+	f.write("a.txt", "a")
+	f.write("b.txt", "b")
+	f.write("c.txt", "c")
+	f.write("old.txt", "new")
+	changes, blobs := f.changes(m)
+	wantSummary(t, summary(changes, blobs), []string{
+		"a.txt: absent -> a",
+		"b.txt: absent -> b",
+		"c.txt: absent -> untracked: " + callFilesReason(2),
+		"old.txt: untracked: " + callFilesReason(2) + " -> untracked: " + callFilesReason(2),
+	})
+	n := 0
+	for _, c := range changes {
+		if OverBudget(c.Before) || OverBudget(c.After) {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("OverBudget counts %d changes, want 2", n)
+	}
+}

@@ -18,7 +18,8 @@
 // between processes as an index per workspace. A changed file's before
 // content must outlive the command that overwrote it, so every file a scan
 // hashes is also kept, zstd-compressed, in a content cache shared by all
-// workspaces: one file per digest under Options.CacheDir.
+// workspaces under Options.CacheDir: in packs, one per scan that read
+// something new, each with an index of the digests it holds.
 //
 // Both caches are only caches: written without fsync, read back with
 // their digests and checksums verified. A damaged index is ignored and

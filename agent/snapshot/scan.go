@@ -73,6 +73,10 @@ func (w *Watcher) newScan(ctx context.Context, keep, strict bool) *scan {
 func (s *scan) run() error {
 	s.walk(dirJob{dir: ".", rules: s.w.rules})
 	s.wg.Wait()
+	// The contents this scan kept become visible to other processes. A
+	// pack left without its index costs them a read of the file, and this
+	// process still finds its objects.
+	_ = s.w.objects.seal()
 	if s.err != nil {
 		return s.err
 	}

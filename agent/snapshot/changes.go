@@ -28,6 +28,7 @@ func (w *Watcher) Mark(ctx context.Context) (Mark, error) {
 	if err := s.run(); err != nil {
 		return Mark{}, fmt.Errorf("mark %s: %w", w.dir, err)
 	}
+	w.tidy()
 	return Mark{w: w, dirs: s.seen}, nil
 }
 
@@ -44,11 +45,13 @@ func (w *Watcher) Changes(ctx context.Context, m Mark) ([]state.FileChange, []st
 		return nil, nil, fmt.Errorf("changes in %s: %w", w.dir, ErrForeignMark)
 	}
 	s := w.newScan(ctx, true, false)
-	if err := s.run(); err != nil {
+	if err := s.walkAll(); err != nil {
 		return nil, nil, fmt.Errorf("changes in %s: %w", w.dir, err)
 	}
 	changes := diff(m.dirs, s.seen)
 	blobs := w.attach(changes, s.kept)
+	s.keepIndex()
+	w.tidy()
 	return changes, blobs, nil
 }
 

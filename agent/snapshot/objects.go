@@ -82,10 +82,28 @@ func (o *objects) put(sum [sha256.Size]byte, data []byte) error {
 	rec, at := appendRecord(make([]byte, 0, len(data)/2+96), sum, int64(len(data)), enc.EncodeAll(data, make([]byte, 0, len(data)/2+64)))
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	// A scan's pack is sealed when the scan ends, never midway: until
+	// the scan writes the workspace's index, nothing else protects its
+	// objects from eviction but being in a pack without an index.
+	return o.appendLocked(sum, int64(len(data)), rec, at, false)
+}
+
+// putPacked keeps an object whose compressed bytes are at hand, as
+// eviction copies them from one pack to another.
+func (o *objects) putPacked(sum [sha256.Size]byte, size int64, packed []byte) error {
+	rec, at := appendRecord(make([]byte, 0, len(packed)+48), sum, size, packed)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.appendLocked(sum, size, rec, at, true)
+}
+
+// appendLocked writes one record to the pack this process is writing,
+// starting one when there is none, or, with roll, when it is full.
+func (o *objects) appendLocked(sum [sha256.Size]byte, size int64, rec []byte, at int, roll bool) error {
 	if _, have := o.where[sum]; have {
 		return nil // another goroutine of the scan kept it meanwhile
 	}
-	if o.w != nil && o.w.off >= packLimit {
+	if roll && o.w != nil && o.w.off >= packLimit {
 		if err := o.sealLocked(); err != nil {
 			return err
 		}
@@ -99,7 +117,7 @@ func (o *objects) put(sum [sha256.Size]byte, data []byte) error {
 	if _, err := w.f.WriteAt(rec, w.off); err != nil {
 		return fmt.Errorf("write %s: %w", w.f.Name(), err)
 	}
-	l := loc{pack: w.name, off: w.off + int64(at), len: int64(len(rec) - at), size: int64(len(data))}
+	l := loc{pack: w.name, off: w.off + int64(at), len: int64(len(rec) - at), size: size}
 	w.entries = append(w.entries, idxEntry{sum: sum, off: l.off, len: l.len, size: l.size})
 	w.off += int64(len(rec))
 	o.where[sum] = l

@@ -47,6 +47,11 @@ type Options struct {
 	// means DefaultMaxCallFiles.
 	MaxCallFiles int
 
+	// CacheBytes is the content cache's budget, in bytes: past it, a scan
+	// evicts what no workspace's files hold any more (see Evict). Zero
+	// or less means DefaultCacheBytes.
+	CacheBytes int64
+
 	// CacheDir holds the content cache, shared by every workspace, and
 	// one stat index per workspace. Empty means the user's cache
 	// directory: os.UserCacheDir()/retrace/objects.
@@ -60,6 +65,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MaxCallBytes <= 0 {
 		o.MaxCallBytes = DefaultMaxCallBytes
+	}
+	if o.CacheBytes <= 0 {
+		o.CacheBytes = DefaultCacheBytes
 	}
 	if o.MaxCallFiles <= 0 {
 		o.MaxCallFiles = DefaultMaxCallFiles

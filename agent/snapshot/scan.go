@@ -68,29 +68,42 @@ func (w *Watcher) newScan(ctx context.Context, keep, strict bool) *scan {
 	return s
 }
 
-// run walks the whole workspace, then makes what it saw the stat cache,
-// writing the index when the cache learned or lost something it holds.
+// run walks the whole workspace, then makes what it saw the stat cache
+// (see keepIndex).
 func (s *scan) run() error {
+	if err := s.walkAll(); err != nil {
+		return err
+	}
+	s.keepIndex()
+	return nil
+}
+
+// walkAll walks the whole workspace.
+func (s *scan) walkAll() error {
 	s.walk(dirJob{dir: ".", rules: s.w.rules})
 	s.wg.Wait()
 	// The contents this scan kept become visible to other processes. A
 	// pack left without its index costs them a read of the file, and this
 	// process still finds its objects.
 	_ = s.w.objects.seal()
-	if s.err != nil {
-		return s.err
-	}
+	return s.err
+}
+
+// keepIndex makes what the scan saw the stat cache, writing the index
+// when the cache learned or lost something it holds. The index names the
+// contents eviction keeps: a scan writes it once it has read from the
+// content cache what it needs of the contents it no longer names.
+func (s *scan) keepIndex() {
 	w := s.w
 	w.last = s.seen
 	if s.fresh == 0 && s.carried == w.saved {
-		return nil
+		return
 	}
 	// The index is a cache: failing to write it costs the next process
 	// a full read of the workspace, not this scan its result.
 	if err := saveIndex(w.index, w.dir, s.seen); err == nil {
 		w.saved = s.carried + s.fresh
 	}
-	return nil
 }
 
 func (s *scan) fail(err error) {

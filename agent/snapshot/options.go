@@ -82,6 +82,13 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
+// CacheDir is the directory of the content cache opts name: theirs, or
+// the user's cache directory's.
+func CacheDir(opts Options) (string, error) {
+	opts, err := opts.withDefaults()
+	return opts.CacheDir, err
+}
+
 // capReason says why a file's content was not kept, naming the real cap.
 func capReason(limit int64) string {
 	return "larger than the " + transcript.Size(limit) + " cap"

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -78,14 +79,28 @@ func (o *objects) put(sum [sha256.Size]byte, data []byte) error {
 	if have {
 		return nil
 	}
-	enc, _ := codec()
-	rec, at := appendRecord(make([]byte, 0, len(data)/2+96), sum, int64(len(data)), enc.EncodeAll(data, make([]byte, 0, len(data)/2+64)))
+	rec, at := packRecord(sum, data)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	// A scan's pack is sealed when the scan ends, never midway: until
 	// the scan writes the workspace's index, nothing else protects its
 	// objects from eviction but being in a pack without an index.
 	return o.appendLocked(sum, int64(len(data)), rec, at, false)
+}
+
+// packRecord compresses data into its pack record, in one buffer: a
+// content just under the size cap is held twice while it is kept (as read,
+// and compressed), not four times.
+func packRecord(sum [sha256.Size]byte, data []byte) (rec []byte, at int) {
+	const room = sha256.Size + 2*binary.MaxVarintLen64
+	// Room for incompressible data too, so the buffer never grows.
+	buf := make([]byte, room, room+len(data)+len(data)>>7+64)
+	enc, _ := codec()
+	buf = enc.EncodeAll(data, buf)
+	head, _ := appendRecord(make([]byte, 0, room), sum, int64(len(data)), nil)
+	start := room - len(head)
+	copy(buf[start:], head)
+	return buf[start:], len(head)
 }
 
 // putPacked keeps an object whose compressed bytes are at hand, as

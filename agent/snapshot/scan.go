@@ -32,6 +32,8 @@ type scan struct {
 	// held counts the bytes of content kept in memory, which stops at
 	// the per-call cap: past it, Changes keeps no content anyway.
 	held atomic.Int64
+	// reading bounds the contents read at once (see readBudget).
+	reading *budget
 
 	mu   sync.Mutex // guards the fields below
 	err  error
@@ -53,14 +55,15 @@ func (w *Watcher) newScan(ctx context.Context, keep, strict bool) *scan {
 		w.loaded = true
 	}
 	s := &scan{
-		w:      w,
-		ctx:    ctx,
-		start:  w.now().UnixNano(),
-		keep:   keep,
-		strict: strict,
-		spare:  make(chan struct{}, scanWorkers-1),
-		seen:   make(map[string]*listing, len(w.last)),
-		kept:   map[[sha256.Size]byte][]byte{},
+		w:       w,
+		ctx:     ctx,
+		start:   w.now().UnixNano(),
+		keep:    keep,
+		strict:  strict,
+		spare:   make(chan struct{}, scanWorkers-1),
+		seen:    make(map[string]*listing, len(w.last)),
+		reading: newBudget(max(readBudget, w.opts.MaxFileSize)),
+		kept:    map[[sha256.Size]byte][]byte{},
 	}
 	for range scanWorkers - 1 {
 		s.spare <- struct{}{}
@@ -296,6 +299,11 @@ func (s *scan) file(rel string, st stamp, before entry, t *tally) (e entry, ok b
 		t.carried++
 		return before, true, nil
 	}
+	// The bytes in hand while a file is read and kept: its content, and
+	// about as much again compressed.
+	need := 2 * min(st.size, w.opts.MaxFileSize)
+	s.reading.take(need)
+	defer s.reading.give(need)
 	data, got, reason, err := w.readFile(rel, st)
 	switch {
 	case isMissing(err):

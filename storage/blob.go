@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -67,4 +68,14 @@ func CheckReferences(ev state.Event, carried []state.Blob, held func(digest stri
 		}
 	}
 	return nil
+}
+
+// BlobsReader is a store that reads many contents in one go: one
+// transaction, or one query, where Blob takes one each. What `show` and a
+// diff of a command that changed thousands of files read through it.
+type BlobsReader interface {
+	// Blobs calls fn with each content digests name, in their order, each
+	// checked as Blob checks it; it stops at the first error, fn's or its
+	// own (ErrBlobNotFound for a content the store does not hold).
+	Blobs(ctx context.Context, digests []string, fn func(digest string, data []byte) error) error
 }

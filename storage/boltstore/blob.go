@@ -253,6 +253,31 @@ func (s *Store) Blob(ctx context.Context, digest string) ([]byte, error) {
 	return data, err
 }
 
+// Blobs reads many contents in one read transaction (see
+// storage.BlobsReader).
+func (s *Store) Blobs(ctx context.Context, digests []string, fn func(digest string, data []byte) error) error {
+	err := s.viewIn(ctx, fileHead, func(tx *bolt.Tx) error {
+		blobs, err := s.blobsOf(tx)
+		if err != nil {
+			return err
+		}
+		for _, d := range digests {
+			data, err := s.blobIn(blobs, d)
+			if err != nil {
+				return err
+			}
+			if err := fn(d, data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errNoFile) && len(digests) > 0 {
+		return s.noBlob(digests[0])
+	}
+	return err
+}
+
 func (s *Store) noBlob(digest string) error {
 	return fmt.Errorf("%s holds no file content %s: %w", s.path, digest, storage.ErrBlobNotFound)
 }

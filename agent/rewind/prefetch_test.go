@@ -3,6 +3,7 @@ package rewind
 import (
 	"context"
 	"fmt"
+	"maps"
 	"testing"
 
 	"retrace/state"
@@ -60,5 +61,23 @@ func TestDiffAllReadsInBatches(t *testing.T) {
 	delete(st.blobs, changes[700].After.Blob)
 	if _, err := DiffAll(context.Background(), st, changes); err == nil {
 		t.Error("a diff of a content the store lacks succeeded")
+	}
+}
+
+// BenchmarkPlanOneOfManyFiles plans a rollback over one file in a session
+// whose command made 100,000 files the rollback leaves as they are.
+func BenchmarkPlanOneOfManyFiles(b *testing.B) {
+	files := make(map[string]state.FileEntry, 100_001)
+	for i := range 100_000 {
+		img := image(fmt.Appendf(nil, "file %d\n", i), 0o644)
+		files[fmt.Sprintf("gen/d%d/f%d.txt", i/1000, i)] = state.FileEntry{Was: state.FileImage{Absent: true}, Now: img}
+	}
+	target := state.State{Files: files}
+	head := state.State{Files: maps.Clone(files)}
+	head.Files["NOTES.md"] = state.FileEntry{Was: state.FileImage{Absent: true}, Now: image([]byte("a note\n"), 0o644)}
+	for b.Loop() {
+		if plan := Plan(head, target); len(plan) != 1 {
+			b.Fatalf("plan of %d changes, want 1", len(plan))
+		}
 	}
 }

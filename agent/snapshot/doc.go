@@ -47,6 +47,11 @@
 //     that keeps the size and puts the mtime back goes unseen there.
 //   - Only the workspace's .gitignore files count, not .git/info/exclude
 //     nor the user's global excludes file.
-//   - The content cache only grows; nothing evicts old objects yet.
+//   - The content cache is kept under Options.CacheBytes by eviction (see
+//     Evict), which drops only what no workspace's stat index names: a
+//     workspace whose files alone are larger keeps them all.
+//   - A command's changes keep at most Options.MaxCallFiles contents and
+//     Options.MaxCallBytes bytes; past that they are recorded without
+//     content (OverBudget tells them), and a rollback cannot put them back.
 //   - A file changed while a scan reads it is seen on the next scan.
 package snapshot

@@ -14,7 +14,8 @@ import (
 )
 
 // BenchmarkManySmallFiles is a command that makes 100,000 small files (2 MB
-// of content) in a workspace of 1,000: Mark, the files written, Changes.
+// of content) in a workspace of 1,000: Mark and Changes around the
+// writes, which are not timed.
 // It reports what the content cache holds after, in files and bytes, and
 // how many contents the changes keep (the command's budget).
 func BenchmarkManySmallFiles(b *testing.B) {
@@ -38,9 +39,11 @@ func BenchmarkManySmallFiles(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		b.StopTimer() // the file system's time, not ours
 		for i := range n {
 			writeBench(b, filepath.Join(dir, "gen", fmt.Sprintf("d%d", i/1000), fmt.Sprintf("f%d.txt", i)), fmt.Appendf(nil, "file %d\n", i))
 		}
+		b.StartTimer()
 		changes, blobs, err := w.Changes(ctx, m)
 		if err != nil {
 			b.Fatal(err)

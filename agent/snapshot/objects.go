@@ -42,15 +42,32 @@ type objects struct {
 
 	mu    sync.Mutex // a scan's goroutines put and get side by side
 	where map[[sha256.Size]byte]loc
-	known map[string]bool     // packs whose index is in where
-	open  map[string]*os.File // packs open for reading
-	w     *packWriter         // the pack this process appends to, if any
+	names []string         // the packs loc.pack counts, by name
+	known map[string]bool  // packs whose index is in where
+	open  map[int]*os.File // packs open for reading, by loc.pack
+	w     *packWriter      // the pack this process appends to, if any
+}
+
+// loc is where an object lies: its pack, and the offset and length of
+// its compressed bytes there. Small, since a process may hold one for
+// every object of the cache.
+type loc struct {
+	pack int32
+	len  uint32
+	off  int64
+}
+
+// packLocked numbers the pack named name for loc.
+func (o *objects) packLocked(name string) int32 {
+	o.names = append(o.names, name)
+	return int32(len(o.names) - 1)
 }
 
 // packWriter is a pack being written: its file, where the next record
 // goes, and its index so far.
 type packWriter struct {
 	name    string
+	pack    int32
 	f       *os.File
 	off     int64
 	entries []idxEntry
@@ -58,7 +75,7 @@ type packWriter struct {
 
 func newObjects(dir string) *objects {
 	return &objects{dir: dir, packs: filepath.Join(dir, packsDir),
-		where: map[[sha256.Size]byte]loc{}, known: map[string]bool{}, open: map[string]*os.File{}}
+		where: map[[sha256.Size]byte]loc{}, known: map[string]bool{}, open: map[int]*os.File{}}
 }
 
 // legacyPath is where the older layout kept an object: one file per
@@ -132,8 +149,8 @@ func (o *objects) appendLocked(sum [sha256.Size]byte, size int64, rec []byte, at
 	if _, err := w.f.WriteAt(rec, w.off); err != nil {
 		return fmt.Errorf("write %s: %w", w.f.Name(), err)
 	}
-	l := loc{pack: w.name, off: w.off + int64(at), len: int64(len(rec) - at), size: size}
-	w.entries = append(w.entries, idxEntry{sum: sum, off: l.off, len: l.len, size: l.size})
+	l := loc{pack: w.pack, off: w.off + int64(at), len: uint32(len(rec) - at)}
+	w.entries = append(w.entries, idxEntry{sum: sum, off: l.off, len: int64(l.len), size: size})
 	w.off += int64(len(rec))
 	o.where[sum] = l
 	return nil
@@ -155,8 +172,8 @@ func (o *objects) startLocked() error {
 		return fmt.Errorf("write %s: %w", f.Name(), err)
 	}
 	name := strings.TrimSuffix(filepath.Base(f.Name()), packExt)
-	o.w = &packWriter{name: name, f: f, off: int64(len(h))}
-	o.open[name] = f
+	o.w = &packWriter{name: name, pack: o.packLocked(name), f: f, off: int64(len(h))}
+	o.open[int(o.w.pack)] = f
 	o.known[name] = true
 	return nil
 }
@@ -202,8 +219,11 @@ func (o *objects) refreshLocked(again bool) {
 		if err != nil {
 			continue
 		}
+		pack := o.packLocked(name)
 		for _, e := range entries {
-			o.where[e.sum] = loc{pack: name, off: e.off, len: e.len, size: e.size}
+			if e.len <= maxObject {
+				o.where[e.sum] = loc{pack: pack, off: e.off, len: uint32(e.len)}
+			}
 		}
 	}
 	if len(o.known) == 0 {
@@ -238,7 +258,7 @@ func (o *objects) read(sum [sha256.Size]byte, again bool) ([]byte, bool) {
 		f = o.fileLocked(l.pack)
 	}
 	o.mu.Unlock()
-	if f == nil || l.len > maxObject {
+	if f == nil {
 		return nil, false
 	}
 	buf := make([]byte, l.len)
@@ -252,17 +272,17 @@ func (o *objects) read(sum [sha256.Size]byte, again bool) ([]byte, bool) {
 // kept content is larger than a file a scan reads whole.
 const maxObject = 1 << 30
 
-// fileLocked is the pack named name, open for reading; nil when it is
-// gone (evicted by another process) or cannot be opened.
-func (o *objects) fileLocked(name string) *os.File {
-	if f := o.open[name]; f != nil {
+// fileLocked is pack number i, open for reading; nil when it is gone
+// (evicted by another process) or cannot be opened.
+func (o *objects) fileLocked(i int32) *os.File {
+	if f := o.open[int(i)]; f != nil {
 		return f
 	}
-	f, err := os.Open(filepath.Join(o.packs, name+packExt))
+	f, err := os.Open(filepath.Join(o.packs, o.names[i]+packExt))
 	if err != nil {
 		return nil
 	}
-	o.open[name] = f
+	o.open[int(i)] = f
 	return f
 }
 
@@ -271,9 +291,9 @@ func (o *objects) close() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	err := o.sealLocked()
-	for name, f := range o.open {
+	for i, f := range o.open {
 		_ = f.Close()
-		delete(o.open, name)
+		delete(o.open, i)
 	}
 	return err
 }

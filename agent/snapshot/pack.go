@@ -50,14 +50,6 @@ var packLimit int64 = 64 << 20
 
 var errBadPack = errors.New("not a valid pack index")
 
-// loc is where an object lies: its pack, the offset and length of its
-// compressed bytes there, and the size of the content.
-type loc struct {
-	pack     string
-	off, len int64
-	size     int64
-}
-
 // idxEntry is one object of a pack's index.
 type idxEntry struct {
 	sum            [sha256.Size]byte

@@ -62,7 +62,7 @@ func BenchmarkManyFilesCommand(b *testing.B) {
 		// The command times itself, so that what retrace adds around it
 		// can be told from what the file system takes to make the files.
 		cmd := fmt.Sprintf(`s=$(date +%%s%%N); awk 'BEGIN{for(i=0;i<%d;i++){d="gen/d" int(i/1000); if(i%%1000==0) system("mkdir -p " d); f=d "/f" i ".txt"; print "file " i > f; close(f)}}'; echo command-ns=$(($(date +%%s%%N)-s))`, n)
-		srv.Enqueue(llmserver.ToolCallReply([]llmserver.Call{{ID: "c1", Name: "run_command", Args: fmt.Sprintf(`{"command":%q}`, cmd)}}),
+		srv.Enqueue(llmserver.ToolCallReply([]llmserver.Call{{ID: "c1", Name: "run_command", Args: fmt.Sprintf(`{"command":%q,"timeout_seconds":600}`, cmd)}}),
 			llmserver.TextReply("Made them."))
 		t0 := time.Now()
 		task("make the files")
@@ -75,6 +75,7 @@ func BenchmarkManyFilesCommand(b *testing.B) {
 		files, size := treeSize(b, cache)
 		var head struct {
 			Version int
+			Files   map[string]json.RawMessage `json:"files"`
 			Memory  struct {
 				ToolCalls []struct{ Result string } `json:"tool_calls"`
 			} `json:"memory"`
@@ -83,9 +84,13 @@ func BenchmarkManyFilesCommand(b *testing.B) {
 			b.Fatalf("show --json: %v", err)
 		}
 		_, ns, _ := strings.Cut(head.Memory.ToolCalls[0].Result, "command-ns=")
-		cmdNS, err := strconv.ParseInt(strings.TrimSpace(strings.Fields(ns + " ")[0]), 10, 64)
+		ns, _, _ = strings.Cut(ns, "\n")
+		cmdNS, err := strconv.ParseInt(strings.TrimSpace(ns), 10, 64)
 		if err != nil {
 			b.Fatalf("the command's own time in %q: %v", head.Memory.ToolCalls[0].Result, err)
+		}
+		if len(head.Files) != n {
+			b.Fatalf("the session recorded %d changed files, want %d", len(head.Files), n)
 		}
 		b.ReportMetric(float64(cmdNS)/1e9, "command-s")
 		b.ReportMetric((taskTime - time.Duration(cmdNS)).Seconds(), "task-but-command-s")

@@ -122,3 +122,30 @@ func TestEvictTakesOnlyOldOrphans(t *testing.T) {
 	}
 	_ = o.close()
 }
+
+// A pack that is mostly live stays while a budget is to be met; with no
+// budget at all (gc), its dead object goes all the same.
+func TestEvictRewritesAMostlyLivePackOnlyForGC(t *testing.T) {
+	noGrace(t)
+	f := newFixture(t, Options{})
+	f.trustStamps()
+	f.write("a.txt", "the first")
+	for _, name := range []string{"b.txt", "c.txt", "d.txt"} {
+		f.write(name, "stays as it is: "+name)
+	}
+	m := f.mark()
+	f.write("a.txt", "the second")
+	f.changes(m)
+	for _, c := range []struct {
+		budget  int64
+		objects int
+	}{{1, 0}, {0, 1}} {
+		rep, err := Evict(f.opts.CacheDir, c.budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Objects != c.objects {
+			t.Errorf("budget %d: %d objects removed, want %d", c.budget, rep.Objects, c.objects)
+		}
+	}
+}

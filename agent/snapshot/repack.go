@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -15,8 +16,8 @@ import (
 // index was left by a stopped process and goes. A pack that is mostly
 // dead (unreferenced), or small while there are too many, has its live
 // objects copied, still compressed, to a new pack, and goes. A pack that
-// is mostly live stays: rewriting it would give little back, at the price
-// of its whole size.
+// is mostly live stays, unless there is no budget at all (gc): rewriting
+// it would give little back, at the price of its whole size.
 func (c *cacheSurvey) repack(refs map[[sha256.Size]byte]bool, budget int64, now time.Time, rep *EvictReport) error {
 	out := newObjects(c.dir)
 	out.known[""] = true // a writer only: it dedups what it copies, nothing else
@@ -32,7 +33,9 @@ func (c *cacheSurvey) repack(refs map[[sha256.Size]byte]bool, budget int64, now 
 		}
 		live, liveBytes := liveEntries(p, refs)
 		small := len(c.list)-len(gone) > maxPacks && p.size < packLimit/8
-		if p.entries != nil && p.size-liveBytes < p.size/2 && !small {
+		// With no budget (gc), any dead object is worth a rewrite.
+		worth := p.size-liveBytes >= p.size/2 || budget <= 0 && len(live) < len(p.entries)
+		if p.entries != nil && !worth && !small {
 			continue
 		}
 		if err := c.copyLive(out, p, live); err != nil {
@@ -58,14 +61,17 @@ func (c *cacheSurvey) repack(refs map[[sha256.Size]byte]bool, budget int64, now 
 	return nil
 }
 
-// liveEntries is what of p a workspace refers to, and its bytes.
+// liveEntries is what of p a workspace refers to, and the bytes of its
+// records.
 func liveEntries(p cachePack, refs map[[sha256.Size]byte]bool) ([]idxEntry, int64) {
 	var live []idxEntry
 	var n int64
+	var head [2 * binary.MaxVarintLen64]byte
 	for _, e := range p.entries {
 		if refs[e.sum] {
 			live = append(live, e)
-			n += e.len
+			h := binary.AppendUvarint(binary.AppendUvarint(head[:0], uint64(e.size)), uint64(e.len))
+			n += sha256.Size + int64(len(h)) + e.len
 		}
 	}
 	return live, n

@@ -235,7 +235,7 @@ func (o *objects) refreshLocked(again bool) {
 // ok is false when the object is missing, damaged, or holds anything else.
 func (o *objects) get(sum [sha256.Size]byte, size int64) (data []byte, ok bool) {
 	for again := range 2 {
-		packed, found := o.read(sum, again == 1)
+		packed, found := o.read(sum, size, again == 1)
 		if found {
 			return decodeObject(packed, sum, size)
 		}
@@ -247,9 +247,9 @@ func (o *objects) get(sum [sha256.Size]byte, size int64) (data []byte, ok bool) 
 	return decodeObject(packed, sum, size)
 }
 
-// read finds the compressed bytes of sum in a pack; again reads the packs
-// other processes added since.
-func (o *objects) read(sum [sha256.Size]byte, again bool) ([]byte, bool) {
+// read finds the compressed bytes of sum, a content of size bytes, in a
+// pack; again reads the packs other processes added since.
+func (o *objects) read(sum [sha256.Size]byte, size int64, again bool) ([]byte, bool) {
 	o.mu.Lock()
 	o.refreshLocked(again)
 	l, ok := o.where[sum]
@@ -258,7 +258,9 @@ func (o *objects) read(sum [sha256.Size]byte, again bool) ([]byte, bool) {
 		f = o.fileLocked(l.pack)
 	}
 	o.mu.Unlock()
-	if f == nil {
+	// zstd never makes a content much larger: a damaged index that says
+	// otherwise must not size the read.
+	if f == nil || int64(l.len) > size+size>>7+1<<10 {
 		return nil, false
 	}
 	buf := make([]byte, l.len)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"retrace/agent/snapshot"
 	"retrace/state/transcript"
 	"retrace/storage"
 	"retrace/storage/pgstore"
@@ -70,9 +71,21 @@ func gcCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	fs.BoolVar(&opts.Branches, "branches", false, "remove abandoned branches: versions on no path from the root to the head (or to a --keep version)")
 	fs.Var(&keep, "keep", "with --branches, keep ID:VERSION and every version before it (repeatable)")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "list what would go and the bytes it would free; change nothing")
+	cache := fs.Bool("cache", false, "remove from the content cache every file content no workspace's files hold now")
 	return func(ctx context.Context, c *cli, _ []string) error {
-		if older == "" && !opts.Branches {
-			return usagef("say what to remove: --older-than AGE (such as 90d), --branches, or both; --dry-run shows it first")
+		if older == "" && !opts.Branches && !*cache {
+			return usagef("say what to remove: --older-than AGE (such as 90d), --branches, --cache, or several; --dry-run shows it first")
+		}
+		if *cache {
+			if opts.DryRun {
+				return usagef("--cache has no dry run: what it removes is a cache, which later scans refill from the workspace")
+			}
+			if err := gcCache(c); err != nil {
+				return err
+			}
+			if older == "" && !opts.Branches {
+				return nil
+			}
 		}
 		if older != "" {
 			age, err := parseAge(older)
@@ -108,6 +121,28 @@ func gcCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		printGC(c.stdout, rep, time.Now(), isServer(open))
 		return nil
 	}
+}
+
+// gcCache evicts from the content cache what no workspace holds now.
+func gcCache(c *cli) error {
+	cfg, err := c.loadConfig(modelFlags{})
+	if err != nil {
+		return err
+	}
+	dir, err := snapshot.CacheDir(cfg.Files)
+	if err != nil {
+		return err
+	}
+	rep, err := snapshot.Evict(dir, 0)
+	switch {
+	case err != nil:
+		return fmt.Errorf("gc --cache: %w", err)
+	case rep.Busy:
+		fmt.Fprintln(c.stdout, "content cache: another retrace process is evicting from it now; nothing done")
+	default:
+		fmt.Fprintf(c.stdout, "content cache: removed %s, %s -> %s\n", transcript.Count(rep.Objects, "file content"), bytesOf(rep.Before), bytesOf(rep.After))
+	}
+	return nil
 }
 
 // collector is a store that runs gc: both of retrace's.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,16 +23,13 @@ func importCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	workspace := fs.String("workspace", "", "the directory the session's files belong in here (default the one it recorded, which must be a directory of this machine)")
 	return func(ctx context.Context, c *cli, args []string) error {
 		name := args[0]
-		data, err := readImport(c, name)
+		ex, err := readImport(c, name)
 		if err != nil {
 			return err
 		}
+		defer ex.Spool.Close()
 		if name == "-" {
 			name = "stdin"
-		}
-		ex, err := storage.DecodeExport(data)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
 		}
 		if !*trust {
 			mine, err := c.ownEndpoint()
@@ -115,22 +111,25 @@ func (c *cli) ownEndpoint() (state.Endpoint, error) {
 	return state.Endpoint{BaseURL: cfg.BaseURL, KeyEnv: cfg.KeyEnv}, err
 }
 
-// readImport reads the export file, or stdin for "-", up to
-// storage.MaxImportSize bytes and one more, so that a larger file is
-// refused by its size rather than read to the end.
-func readImport(c *cli, name string) ([]byte, error) {
+// readImport reads the export file, or stdin for "-", as it streams by
+// (storage.ReadExport): its file contents wait in a temporary file, not in
+// memory, and a file past storage.MaxImportSize is refused by its size
+// rather than read to the end.
+func readImport(c *cli, name string) (storage.Export, error) {
 	r := c.stdin
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, fmt.Errorf("import: %w", err)
+			return storage.Export{}, fmt.Errorf("import: %w", err)
 		}
 		defer f.Close()
 		r = f
+	} else {
+		name = "stdin"
 	}
-	data, err := io.ReadAll(io.LimitReader(r, storage.MaxImportSize+1))
+	ex, err := storage.ReadExport(r, "")
 	if err != nil {
-		return nil, fmt.Errorf("import: read %s: %w", name, err)
+		return storage.Export{}, fmt.Errorf("%s: %w", name, err)
 	}
-	return data, nil
+	return ex, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"retrace/agent/snapshot"
 	"retrace/state"
 	"retrace/storage"
 	"retrace/storage/boltstore"
@@ -200,5 +201,65 @@ func TestGCBadInput(t *testing.T) {
 		if r.code != exitUsage || !strings.Contains(r.stderr, c.says) {
 			t.Errorf("%v: exit %d, %q; want 2 saying %q", c.args, r.code, r.stderr, c.says)
 		}
+	}
+}
+
+// `retrace gc --cache` removes from the content cache the contents no
+// workspace holds any more, and keeps those a workspace's files hold.
+func TestGCCache(t *testing.T) {
+	cacheHome := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cacheHome)
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	ws := t.TempDir()
+	file := filepath.Join(ws, "a.txt")
+	write := func(s string) {
+		if err := os.WriteFile(file, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("the first")
+	w, err := snapshot.New(ws, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := w.Mark(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("the second, which the workspace holds")
+	if _, _, err := w.Changes(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	// A stamp this recent vouches for nothing, and the index leaves it
+	// out; once it is older, the next scan writes it to the index.
+	for info, err := os.Stat(file); time.Since(info.ModTime()) < time.Second; {
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := w.Mark(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Old enough that eviction may take them.
+	packs, _ := filepath.Glob(filepath.Join(cacheHome, "retrace", "objects", "packs", "*"))
+	if len(packs) == 0 {
+		t.Fatal("the scans left no pack")
+	}
+	for _, p := range packs {
+		old := time.Now().Add(-time.Hour)
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := retrace(t, "gc", "--cache").ok(t)
+	if !strings.Contains(r.stdout, "content cache: removed 1 file content,") {
+		t.Fatalf("gc --cache:\n%s", r.stdout)
+	}
+	if r := retrace(t, "gc", "--cache", "--dry-run"); r.code != 2 {
+		t.Errorf("gc --cache --dry-run: exit %d, want 2\n%s", r.code, r.stderr)
 	}
 }

@@ -104,10 +104,17 @@ type Options struct {
 // Recorder finds what a tool call changed in the workspace. Start is
 // called just before the call runs; the function it returns, called just
 // after, gives every file the call created, changed or deleted, and the
-// contents those changes refer to.
+// contents those changes refer to. It returns an error wrapping
+// ErrContentsNotKept when it listed every change but left some contents
+// out (a command that changed more than its budget of files or bytes).
 type Recorder interface {
 	Start(ctx context.Context, name, args string) (func(context.Context) ([]state.FileChange, []state.Blob, error), error)
 }
+
+// ErrContentsNotKept is what a Recorder's changes wrap when every change
+// is listed but not every content kept: the changes are recorded, and the
+// tool result and a notice say what a rollback cannot put back.
+var ErrContentsNotKept = errors.New("contents not kept")
 
 // Agent runs the tasks of one session.
 type Agent struct {

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -115,6 +116,10 @@ func (a *Agent) runCalls(ctx context.Context, open []state.ToolRequest) error {
 	files, blobs, ferr := changed(ctx)
 	if ferr != nil {
 		note := fmt.Sprintf("(retrace could not record which files this call changed, so a rollback will not restore them: %v)", ferr)
+		if errors.Is(ferr, ErrContentsNotKept) {
+			note = "(" + ferr.Error() + ")"
+			a.obs.Notice(ferr.Error())
+		}
 		if errText != "" {
 			errText += " " + note
 		} else {
@@ -140,7 +145,7 @@ func (a *Agent) finished(call state.ToolRequest, result, errText string, d time.
 func (a *Agent) keepInterruptedChanges(ctx context.Context, call state.ToolRequest, changed func(context.Context) ([]state.FileChange, []state.Blob, error), result string, err error, d time.Duration) {
 	keep := context.WithoutCancel(ctx)
 	files, blobs, ferr := changed(keep)
-	if ferr != nil || len(files) == 0 {
+	if ferr != nil && !errors.Is(ferr, ErrContentsNotKept) || len(files) == 0 {
 		return
 	}
 	errText := "interrupted"

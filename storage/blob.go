@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -55,17 +56,26 @@ func CheckBlobs(ev state.Event) ([]state.Blob, error) {
 // held by the store. The error wraps ErrBlobNotFound and names the first
 // digest that is neither.
 func CheckReferences(ev state.Event, carried []state.Blob, held func(digest string) bool) error {
+	// A set, not a search of carried for each digest: a command that made
+	// a hundred thousand files carries as many contents.
+	have := make(map[string]bool, len(carried))
+	for _, b := range carried {
+		have[b.Digest] = true
+	}
 	for _, d := range ev.BlobDigests() {
-		found := false
-		for _, b := range carried {
-			if b.Digest == d {
-				found = true
-				break
-			}
-		}
-		if !found && !held(d) {
+		if !have[d] && !held(d) {
 			return fmt.Errorf("%s refers to file content %s, which it does not carry and the store does not hold: %w", ev.Kind, d, ErrBlobNotFound)
 		}
 	}
 	return nil
+}
+
+// BlobsReader is a store that reads many contents in one go: one
+// transaction, or one query, where Blob takes one each. What `show` and a
+// diff of a command that changed thousands of files read through it.
+type BlobsReader interface {
+	// Blobs calls fn with each content digests name, in their order, each
+	// checked as Blob checks it; it stops at the first error, fn's or its
+	// own (ErrBlobNotFound for a content the store does not hold).
+	Blobs(ctx context.Context, digests []string, fn func(digest string, data []byte) error) error
 }

@@ -2,12 +2,7 @@ package storage
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"maps"
-	"slices"
 	"time"
 
 	"retrace/state"
@@ -17,10 +12,10 @@ import (
 // retrace wrote it.
 const ExportFormat = "retrace-export/1"
 
-// MaxImportSize bounds the export file an import reads. The file is
-// decoded whole, into several times its size of memory, and every file
-// content in it was at most a few MiB when it was kept: a larger file is
-// not an export retrace wrote.
+// MaxImportSize bounds the export file an import reads. ReadExport holds
+// none of its file contents in memory, but every content in it was at
+// most a few MiB when it was kept: a larger file is not an export retrace
+// wrote.
 const MaxImportSize = 1 << 30
 
 // Exported is the JSON export as written: its format, then everything
@@ -31,49 +26,34 @@ type Exported struct {
 }
 
 // DecodeExport reads an export file as `retrace export --format json`
-// writes it. Anything but one such document (another format, unknown
-// fields, trailing data, more than MaxImportSize bytes) is an error
-// wrapping ErrInvalid that says what is wrong. It checks the form only;
+// writes it, held in memory: ReadExport's checks, with the contents in
+// Blobs. Anything but one such document (another format, unknown fields,
+// trailing data, more than MaxImportSize bytes) is an error wrapping
+// ErrInvalid that says what is wrong. It checks the form only;
 // CheckImport checks the content.
 func DecodeExport(data []byte) (Export, error) {
 	if len(data) > MaxImportSize {
 		return Export{}, fmt.Errorf("the file is %d bytes; an export is at most %d: %w", len(data), MaxImportSize, ErrInvalid)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	// A field this build does not know is something it would drop:
-	// refuse rather than keep less than the file holds.
-	dec.DisallowUnknownFields()
-	var x Exported
-	if err := dec.Decode(&x); err != nil {
-		return Export{}, fmt.Errorf("not a retrace export: %s: %w", jsonProblem(err, dec), ErrInvalid)
+	ex, err := ReadExport(bytes.NewReader(data), "")
+	if err != nil {
+		return Export{}, err
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return Export{}, fmt.Errorf("not a retrace export: more data follows the export at byte %d: %w", dec.InputOffset(), ErrInvalid)
+	defer ex.Spool.Close()
+	for _, d := range ex.Spool.Digests() {
+		// A content that does not match its digest is CheckImport's to
+		// refuse, naming it.
+		data, err := ex.Spool.readUnchecked(d)
+		if err != nil {
+			return Export{}, err
+		}
+		if ex.Blobs == nil {
+			ex.Blobs = map[string][]byte{}
+		}
+		ex.Blobs[d] = data
 	}
-	switch {
-	case x.Format == "":
-		return Export{}, fmt.Errorf("not a retrace export: it has no \"format\" (want %q): %w", ExportFormat, ErrInvalid)
-	case x.Format != ExportFormat:
-		return Export{}, fmt.Errorf("export format %q is not one this retrace reads (%q): %w", x.Format, ExportFormat, ErrInvalid)
-	case x.Session.ID == "":
-		return Export{}, fmt.Errorf("the export names no session id: %w", ErrInvalid)
-	}
-	return x.Export, nil
-}
-
-// jsonProblem says what is wrong with a JSON document, and where.
-func jsonProblem(err error, dec *json.Decoder) string {
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "the JSON ends early (a truncated file?)"
-	case errors.As(err, &syntax):
-		return fmt.Sprintf("bad JSON at byte %d: %v", syntax.Offset, err)
-	case errors.As(err, &typ):
-		return fmt.Sprintf("at byte %d: field %q holds a JSON %s", typ.Offset, typ.Field, typ.Value)
-	}
-	return fmt.Sprintf("near byte %d: %v", dec.InputOffset(), err)
+	ex.Spool = nil
+	return ex, nil
 }
 
 // CheckImport checks an export whole before a store keeps any of it, and
@@ -97,9 +77,9 @@ func CheckImport(ex Export) ([]Record, error) {
 		return nil, invalidf("the session says it has %d versions, but the export holds %d checkpoints", n, len(ex.Checkpoints))
 	}
 
-	digests := slices.Sorted(maps.Keys(ex.Blobs))
+	digests := ex.contentDigests()
 	for _, d := range digests {
-		if err := CheckBlob(d, ex.Blobs[d]); err != nil {
+		if err := ex.checkContent(d); err != nil {
 			return nil, invalidf("file content %s: %v", d, err)
 		}
 	}
@@ -188,12 +168,13 @@ func replayImport(ex Export, forks map[int]bool) ([]Record, map[string]bool, err
 			if used[d] {
 				continue
 			}
-			data, ok := ex.Blobs[d]
-			if !ok {
+			if !ex.hasContent(d) {
 				return nil, nil, invalidf("version %d refers to file content %s, which the export does not carry", v, d)
 			}
 			used[d] = true
-			ev.Blobs = append(ev.Blobs, state.Blob{Digest: d, Data: data})
+			// A spooled content is read when a store writes it (see
+			// Export.Content): only its digest travels here.
+			ev.Blobs = append(ev.Blobs, state.Blob{Digest: d, Data: ex.Blobs[d]})
 		}
 		if forks[v] {
 			snaps[v] = b.State()

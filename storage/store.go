@@ -159,6 +159,9 @@ type Export struct {
 	// Blobs holds every file content the checkpoints' events refer to, by
 	// digest (base64 in JSON), so an export restores files on its own.
 	Blobs map[string][]byte `json:"blobs,omitempty"`
+	// Spool holds the file contents instead of Blobs in an export read
+	// by ReadExport, which leaves Blobs empty: Content reads either.
+	Spool *Spool `json:"-"`
 }
 
 // SortSessions orders sessions the way Sessions returns them: the most

@@ -19,33 +19,28 @@ import (
 // comes from the two manifests alone: it reads no file.
 func Plan(head, target state.State) []state.FileChange {
 	var out []state.FileChange
-	for p := range union(head.Files, target.Files) {
-		h, inHead := head.Files[p]
-		t, inTarget := target.Files[p]
-		now, want := t.Was, h.Was
-		if inHead {
-			now = h.Now
-		}
-		if inTarget {
-			want = t.Now
-		}
+	add := func(p string, now, want state.FileImage) {
 		if !now.Same(want) {
 			out = append(out, state.FileChange{Path: p, Before: now, After: want})
 		}
 	}
+	// One pass over each manifest, with no set of their union: a session
+	// whose command made a hundred thousand files pays a lookup per path,
+	// not three and a map of them all.
+	for p, h := range head.Files {
+		want := h.Was
+		if t, ok := target.Files[p]; ok {
+			want = t.Now
+		}
+		add(p, h.Now, want)
+	}
+	for p, t := range target.Files {
+		if _, ok := head.Files[p]; !ok {
+			add(p, t.Was, t.Now)
+		}
+	}
 	slices.SortFunc(out, func(a, b state.FileChange) int { return strings.Compare(a.Path, b.Path) })
 	return out
-}
-
-func union(a, b map[string]state.FileEntry) map[string]bool {
-	keys := make(map[string]bool, len(a)+len(b))
-	for p := range a {
-		keys[p] = true
-	}
-	for p := range b {
-		keys[p] = true
-	}
-	return keys
 }
 
 // Restorable splits a plan into the changes a restore can make and those

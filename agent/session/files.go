@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 
+	"retrace/agent"
 	"retrace/agent/llm"
 	"retrace/agent/rewind"
 	"retrace/agent/snapshot"
 	"retrace/agent/tools"
 	"retrace/state"
+	"retrace/state/transcript"
 	"retrace/storage"
 )
 
@@ -83,10 +85,10 @@ func (r recorder) start(ctx context.Context, name, args string) (func(context.Co
 		return func(ctx context.Context) ([]state.FileChange, []state.Blob, error) {
 			changes, blobs, err := r.files.Changes(ctx, mark)
 			if err != nil {
-				return nil, nil, err
+				return changes, blobs, err
 			}
 			changes, blobs = r.files.Attribute(changes, blobs, commandWrites(ctx))
-			return changes, blobs, nil
+			return changes, blobs, overBudget(changes)
 		}, nil
 	}
 	type seen struct {
@@ -132,6 +134,47 @@ func commandWrites(ctx context.Context) snapshot.Written {
 		return snapshot.Written{Why: "the call was not watched"}
 	}
 	return snapshot.Written{Watched: w.Watched, Why: w.Why, Paths: w.Paths, Trees: w.Trees}
+}
+
+// overBudget says how many of a command's changes were recorded without
+// their content because it changed more than its budget of files or
+// bytes, as an error wrapping agent.ErrContentsNotKept; nil when none.
+func overBudget(changes []state.FileChange) error {
+	n, why := 0, ""
+	for _, c := range changes {
+		for _, img := range []state.FileImage{c.Before, c.After} {
+			if snapshot.OverBudget(img) {
+				n, why = n+1, img.Untracked
+				break
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return notKeptError(fmt.Sprintf("%s of the %s this command changed %s recorded without content: %s. A rollback cannot put %s back",
+		transcript.Count(n, "file"), transcript.Count(len(changes), "file"), wasWere(n), why, itThem(n)))
+}
+
+// notKeptError is overBudget's error: its text is what the person and
+// the model are told.
+type notKeptError string
+
+func (e notKeptError) Error() string { return string(e) }
+func (notKeptError) Unwrap() error   { return agent.ErrContentsNotKept }
+
+func wasWere(n int) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
+}
+
+func itThem(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 // Rollback says how a restore treats the workspace's files.

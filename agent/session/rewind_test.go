@@ -380,3 +380,46 @@ func TestAKeyInTheInstructionsIsNeverStored(t *testing.T) {
 	}
 	keyNotInTheDatabase(t, r, c, key)
 }
+
+// A command that changes more files than its budget has every change
+// recorded, the contents past the budget left out, and both the person
+// (a notice) and the model (the tool result) told so.
+func TestACommandPastItsBudgetSaysSo(t *testing.T) {
+	r := newRig(t)
+	c := r.controller(r.store, session.Config{Allowed: []string{"run_command"}, Files: snapshot.Options{MaxCallFiles: 2, CacheDir: t.TempDir()}})
+	if err := c.Create(storage.NewSession{}); err != nil {
+		t.Fatal(err)
+	}
+	r.srv.Enqueue(toolCall("c1", "run_command", map[string]string{"command": "for i in 1 2 3 4 5; do echo $i > f$i.txt; done"}),
+		llmserver.TextReply("Made five files."))
+	if err := c.Submit("make five files"); err != nil {
+		t.Fatal(err)
+	}
+	done, evs := finish(t, c)
+	if len(done.State.Files) != 5 {
+		t.Fatalf("manifest holds %d files, want all 5: %+v", len(done.State.Files), done.State.Files)
+	}
+	kept := 0
+	for _, e := range done.State.Files {
+		if e.Now.Tracked() {
+			kept++
+		}
+	}
+	if kept != 2 {
+		t.Errorf("%d contents kept, want the budget's 2", kept)
+	}
+	const said = "3 files of the 5 files this command changed were recorded without content"
+	noticed := false
+	for _, ev := range evs {
+		if n, ok := ev.(session.Notice); ok && strings.Contains(n.Text, said) {
+			noticed = true
+		}
+	}
+	if !noticed {
+		t.Errorf("no notice says %q among %v", said, evs)
+	}
+	calls := done.State.Memory.ToolCalls
+	if len(calls) != 1 || !strings.Contains(calls[0].Result, said) {
+		t.Errorf("the tool result does not say %q: %+v", said, calls)
+	}
+}

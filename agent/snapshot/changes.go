@@ -28,6 +28,7 @@ func (w *Watcher) Mark(ctx context.Context) (Mark, error) {
 	if err := s.run(); err != nil {
 		return Mark{}, fmt.Errorf("mark %s: %w", w.dir, err)
 	}
+	w.tidy()
 	return Mark{w: w, dirs: s.seen}, nil
 }
 
@@ -44,11 +45,13 @@ func (w *Watcher) Changes(ctx context.Context, m Mark) ([]state.FileChange, []st
 		return nil, nil, fmt.Errorf("changes in %s: %w", w.dir, ErrForeignMark)
 	}
 	s := w.newScan(ctx, true, false)
-	if err := s.run(); err != nil {
+	if err := s.walkAll(); err != nil {
 		return nil, nil, fmt.Errorf("changes in %s: %w", w.dir, err)
 	}
 	changes := diff(m.dirs, s.seen)
 	blobs := w.attach(changes, s.kept)
+	s.keepIndex()
+	w.tidy()
 	return changes, blobs, nil
 }
 
@@ -120,7 +123,9 @@ func differ(b, a entry) bool {
 
 // attach finds the content of every image in changes that names a digest:
 // what this scan read, else the content cache. An image whose content is
-// in neither can no longer be restored, and says so.
+// in neither can no longer be restored, and says so; so does one past the
+// command's budget (MaxCallFiles contents, MaxCallBytes bytes), which
+// OverBudget tells apart.
 func (w *Watcher) attach(changes []state.FileChange, kept map[[sha256.Size]byte][]byte) []state.Blob {
 	var blobs []state.Blob
 	have := map[string]bool{}
@@ -129,7 +134,11 @@ func (w *Watcher) attach(changes []state.FileChange, kept map[[sha256.Size]byte]
 		if img.Blob == "" || have[img.Blob] {
 			return
 		}
-		if total+img.Size > w.opts.MaxCallBytes {
+		switch {
+		case len(blobs) >= w.opts.MaxCallFiles:
+			*img = state.FileImage{Size: img.Size, Mode: img.Mode, Untracked: callFilesReason(w.opts.MaxCallFiles)}
+			return
+		case total+img.Size > w.opts.MaxCallBytes:
 			*img = state.FileImage{Size: img.Size, Mode: img.Mode, Untracked: callCapReason(w.opts.MaxCallBytes)}
 			return
 		}

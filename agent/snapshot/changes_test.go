@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -241,28 +242,57 @@ func TestContentCacheKeepsOverwrittenContent(t *testing.T) {
 
 func TestDamagedContentObjectIsNotTrusted(t *testing.T) {
 	enc, _ := codec()
-	for name, damage := range map[string]func(file string) error{
-		"missing": os.Remove,
-		"garbage": func(file string) error { return os.WriteFile(file, []byte("not zstd"), 0o600) },
-		"truncated": func(file string) error {
-			data, err := os.ReadFile(file)
+	for name, damage := range map[string]func(pack string) error{
+		"pack missing":  func(pack string) error { return os.Remove(pack + packExt) },
+		"index missing": func(pack string) error { return os.Remove(pack + idxExt) },
+		"garbage": func(pack string) error {
+			info, err := os.Stat(pack + packExt)
 			if err != nil {
 				return err
 			}
-			return os.WriteFile(file, data[:len(data)/2], 0o600)
+			return os.WriteFile(pack+packExt, bytes.Repeat([]byte{'x'}, int(info.Size())), 0o600)
 		},
-		// A well-formed object with other bytes of the same length: only
-		// the digest check can tell.
-		"other content": func(file string) error {
-			return os.WriteFile(file, enc.EncodeAll([]byte("evil"), nil), 0o600)
+		"truncated": func(pack string) error {
+			data, err := os.ReadFile(pack + packExt)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(pack+packExt, data[:len(data)-2], 0o600)
+		},
+		"index bit flip": func(pack string) error {
+			data, err := os.ReadFile(pack + idxExt)
+			if err != nil {
+				return err
+			}
+			data[len(idxMagic)+3] ^= 1
+			return os.WriteFile(pack+idxExt, data, 0o600)
+		},
+		// A well-formed pack and index that file other bytes under the
+		// digest: only the digest check can tell.
+		"other content": func(pack string) error {
+			entries, err := readIdx(filepath.Dir(pack), filepath.Base(pack))
+			if err != nil || len(entries) != 1 {
+				return fmt.Errorf("index: %v, %d entries", err, len(entries))
+			}
+			rec, at := appendRecord(packHeader(), entries[0].sum, 4, enc.EncodeAll([]byte("evil"), nil))
+			e := idxEntry{sum: entries[0].sum, off: int64(at), len: int64(len(rec) - at), size: 4}
+			if err := os.WriteFile(pack+packExt, rec, 0o600); err != nil {
+				return err
+			}
+			return os.WriteFile(pack+idxExt, encodeIdx([]idxEntry{e}), 0o600)
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t, Options{})
+			f.trustStamps()
 			f.write("a.txt", "good")
+			f.mark()
+			// A new process: the index vouches for a.txt, whose content
+			// is read from the pack only when a command overwrites it.
+			f.open()
+			f.trustStamps()
 			m := f.mark()
-			_, file := f.w.objects.path(flatten(m.dirs)["a.txt"].sum)
-			if err := damage(file); err != nil {
+			if err := damage(onlyPack(t, f.opts.CacheDir)); err != nil {
 				t.Fatal(err)
 			}
 			f.write("a.txt", "changed")
@@ -273,6 +303,17 @@ func TestDamagedContentObjectIsNotTrusted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// onlyPack is the path, without extension, of the one pack in the cache.
+func onlyPack(t *testing.T, cacheDir string) string {
+	t.Helper()
+	dir := filepath.Join(cacheDir, packsDir)
+	names, bare, err := packNames(dir)
+	if err != nil || len(names) != 1 || len(bare) != 0 {
+		t.Fatalf("packs in %s: %v, bare %v, %v", dir, names, bare, err)
+	}
+	return filepath.Join(dir, names[0])
 }
 
 func TestDamagedIndexIsRebuilt(t *testing.T) {
@@ -393,4 +434,33 @@ func TestChangesKeepAtMostTheCallCap(t *testing.T) {
 		"b.txt: absent -> untracked: " + callCapReason(10),
 		"c.txt: absent -> four",
 	})
+}
+
+// A command that changes more files than MaxCallFiles has the first
+// ones' contents kept and the rest recorded without content, saying why;
+// OverBudget tells those images from the others.
+func TestChangesKeepAtMostTheFileBudget(t *testing.T) {
+	f := newFixture(t, Options{MaxCallFiles: 2})
+	f.write("old.txt", "old")
+	m := f.mark()
+	f.write("a.txt", "a")
+	f.write("b.txt", "b")
+	f.write("c.txt", "c")
+	f.write("old.txt", "new")
+	changes, blobs := f.changes(m)
+	wantSummary(t, summary(changes, blobs), []string{
+		"a.txt: absent -> a",
+		"b.txt: absent -> b",
+		"c.txt: absent -> untracked: " + callFilesReason(2),
+		"old.txt: untracked: " + callFilesReason(2) + " -> untracked: " + callFilesReason(2),
+	})
+	n := 0
+	for _, c := range changes {
+		if OverBudget(c.Before) || OverBudget(c.After) {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("OverBudget counts %d changes, want 2", n)
+	}
 }

@@ -18,7 +18,8 @@
 // between processes as an index per workspace. A changed file's before
 // content must outlive the command that overwrote it, so every file a scan
 // hashes is also kept, zstd-compressed, in a content cache shared by all
-// workspaces: one file per digest under Options.CacheDir.
+// workspaces under Options.CacheDir: in packs, one per scan that read
+// something new, each with an index of the digests it holds.
 //
 // Both caches are only caches: written without fsync, read back with
 // their digests and checksums verified. A damaged index is ignored and
@@ -62,6 +63,11 @@
 //     that keeps the size and puts the mtime back goes unseen there.
 //   - Only the workspace's .gitignore files count, not .git/info/exclude
 //     nor the user's global excludes file.
-//   - The content cache only grows; nothing evicts old objects yet.
+//   - The content cache is kept under Options.CacheBytes by eviction (see
+//     Evict), which drops only what no workspace's stat index names: a
+//     workspace whose files alone are larger keeps them all.
+//   - A command's changes keep at most Options.MaxCallFiles contents and
+//     Options.MaxCallBytes bytes; past that they are recorded without
+//     content (OverBudget tells them), and a rollback cannot put them back.
 //   - A file changed while a scan reads it is seen on the next scan.
 package snapshot

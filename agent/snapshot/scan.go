@@ -32,6 +32,8 @@ type scan struct {
 	// held counts the bytes of content kept in memory, which stops at
 	// the per-call cap: past it, Changes keeps no content anyway.
 	held atomic.Int64
+	// reading bounds the contents read at once (see readBudget).
+	reading *budget
 
 	mu   sync.Mutex // guards the fields below
 	err  error
@@ -53,14 +55,15 @@ func (w *Watcher) newScan(ctx context.Context, keep, strict bool) *scan {
 		w.loaded = true
 	}
 	s := &scan{
-		w:      w,
-		ctx:    ctx,
-		start:  w.now().UnixNano(),
-		keep:   keep,
-		strict: strict,
-		spare:  make(chan struct{}, scanWorkers-1),
-		seen:   make(map[string]*listing, len(w.last)),
-		kept:   map[[sha256.Size]byte][]byte{},
+		w:       w,
+		ctx:     ctx,
+		start:   w.now().UnixNano(),
+		keep:    keep,
+		strict:  strict,
+		spare:   make(chan struct{}, scanWorkers-1),
+		seen:    make(map[string]*listing, len(w.last)),
+		reading: newBudget(max(readBudget, w.opts.MaxFileSize)),
+		kept:    map[[sha256.Size]byte][]byte{},
 	}
 	for range scanWorkers - 1 {
 		s.spare <- struct{}{}
@@ -68,25 +71,42 @@ func (w *Watcher) newScan(ctx context.Context, keep, strict bool) *scan {
 	return s
 }
 
-// run walks the whole workspace, then makes what it saw the stat cache,
-// writing the index when the cache learned or lost something it holds.
+// run walks the whole workspace, then makes what it saw the stat cache
+// (see keepIndex).
 func (s *scan) run() error {
+	if err := s.walkAll(); err != nil {
+		return err
+	}
+	s.keepIndex()
+	return nil
+}
+
+// walkAll walks the whole workspace.
+func (s *scan) walkAll() error {
 	s.walk(dirJob{dir: ".", rules: s.w.rules})
 	s.wg.Wait()
-	if s.err != nil {
-		return s.err
-	}
+	// The contents this scan kept become visible to other processes. A
+	// pack left without its index costs them a read of the file, and this
+	// process still finds its objects.
+	_ = s.w.objects.seal()
+	return s.err
+}
+
+// keepIndex makes what the scan saw the stat cache, writing the index
+// when the cache learned or lost something it holds. The index names the
+// contents eviction keeps: a scan writes it once it has read from the
+// content cache what it needs of the contents it no longer names.
+func (s *scan) keepIndex() {
 	w := s.w
 	w.last = s.seen
 	if s.fresh == 0 && s.carried == w.saved {
-		return nil
+		return
 	}
 	// The index is a cache: failing to write it costs the next process
 	// a full read of the workspace, not this scan its result.
 	if err := saveIndex(w.index, w.dir, s.seen); err == nil {
 		w.saved = s.carried + s.fresh
 	}
-	return nil
 }
 
 func (s *scan) fail(err error) {
@@ -279,6 +299,11 @@ func (s *scan) file(rel string, st stamp, before entry, t *tally) (e entry, ok b
 		t.carried++
 		return before, true, nil
 	}
+	// The bytes in hand while a file is read and kept: its content, and
+	// about as much again compressed.
+	need := 2 * min(st.size, w.opts.MaxFileSize)
+	s.reading.take(need)
+	defer s.reading.give(need)
 	data, got, reason, err := w.readFile(rel, st)
 	switch {
 	case isMissing(err):

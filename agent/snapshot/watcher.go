@@ -86,10 +86,14 @@ func New(dir string, opts Options) (*Watcher, error) {
 	return w, nil
 }
 
-// Close releases the workspace directory. The caches need no closing.
+// Close releases the workspace directory and the content cache's files.
 func (w *Watcher) Close() error {
+	cerr := w.objects.close()
 	if err := w.root.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", w.dir, err)
+	}
+	if cerr != nil {
+		return fmt.Errorf("close %s: %w", w.dir, cerr)
 	}
 	return nil
 }

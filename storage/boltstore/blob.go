@@ -79,17 +79,36 @@ func keyDigest(k []byte) string { return "sha256:" + hex.EncodeToString(k) }
 // encodeBlob seals data, compressed when that makes it smaller (text
 // does; an image or an archive does not, and is kept as is so reading it
 // costs no decompression).
+//
+// One buffer serves both tries, sized so that it never grows: a large
+// content is held twice while it is sealed (as given, and sealed), not
+// four times. A large content whose first MiB does not compress is kept
+// as is without compressing the rest.
 func encodeBlob(data []byte) []byte {
-	head := func(codec byte, room int) []byte {
-		buf := make([]byte, sealSize, sealSize+1+binary.MaxVarintLen64+room)
-		buf = append(buf, codec)
+	head := func(buf []byte, codec byte) []byte {
+		buf = append(buf[:sealSize], codec)
 		return binary.AppendUvarint(buf, uint64(len(data)))
 	}
-	z := head(codecZstd, len(data)/2)
-	if buf := zstdEncoder().EncodeAll(data, z); len(buf)-len(z) < len(data) {
-		return seal(buf)
+	buf := make([]byte, sealSize, sealSize+1+binary.MaxVarintLen64+len(data)+len(data)>>7+64)
+	if compressible(data) {
+		z := head(buf, codecZstd)
+		if out := zstdEncoder().EncodeAll(data, z); len(out)-len(z) < len(data) {
+			return seal(out)
+		}
 	}
-	return seal(append(head(codecRaw, len(data)), data...))
+	return seal(append(head(buf, codecRaw), data...))
+}
+
+// compressible reports whether compressing data may make it smaller:
+// always for a small content, and for a large one when its first MiB
+// compresses by a tenth.
+func compressible(data []byte) bool {
+	const sample = 1 << 20
+	if len(data) <= 4*sample {
+		return true
+	}
+	z := zstdEncoder().EncodeAll(data[:sample], make([]byte, 0, sample+sample>>7+64))
+	return len(z) < sample*9/10
 }
 
 // decodeBlob checks a blob record and returns the content it holds, in
@@ -232,6 +251,31 @@ func (s *Store) Blob(ctx context.Context, digest string) ([]byte, error) {
 		return nil, s.noBlob(digest)
 	}
 	return data, err
+}
+
+// Blobs reads many contents in one read transaction (see
+// storage.BlobsReader).
+func (s *Store) Blobs(ctx context.Context, digests []string, fn func(digest string, data []byte) error) error {
+	err := s.viewIn(ctx, fileHead, func(tx *bolt.Tx) error {
+		blobs, err := s.blobsOf(tx)
+		if err != nil {
+			return err
+		}
+		for _, d := range digests {
+			data, err := s.blobIn(blobs, d)
+			if err != nil {
+				return err
+			}
+			if err := fn(d, data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errNoFile) && len(digests) > 0 {
+		return s.noBlob(digests[0])
+	}
+	return err
 }
 
 func (s *Store) noBlob(digest string) error {

@@ -58,7 +58,7 @@ func (s *Store) Import(ctx context.Context, ex storage.Export) (storage.SessionI
 	} else if !validID.MatchString(id) {
 		return storage.SessionInfo{}, fmt.Errorf("import: session id %q is not one retrace makes (1 to 64 letters, digits, - or _): %w", id, storage.ErrInvalid)
 	}
-	batches, err := importBatches(id, records)
+	batches, err := importBatches(ex, records)
 	if err != nil {
 		return storage.SessionInfo{}, err
 	}
@@ -80,40 +80,40 @@ func (s *Store) Import(ctx context.Context, ex storage.Export) (storage.SessionI
 }
 
 // importRecord is one checkpoint as the file keeps it, with the contents
-// it is the first to refer to.
+// it is the first to refer to and where to read them.
 type importRecord struct {
 	version int // gc may have left gaps: not always the one before plus one
 	value   []byte
 	ev      state.Event
-	blobs   []state.Blob
-	sealed  [][]byte
+	blobs   []state.Blob // their digests; the data is read by content
+	content func(digest string) ([]byte, error)
 }
 
-// importBatches seals every checkpoint and content, before any
-// transaction (see prepareBlobs), and cuts them into batches.
-func importBatches(id string, records []storage.Record) ([][]importRecord, error) {
+// importBatches encodes every checkpoint, before any transaction, and
+// cuts them into batches by their size and their contents'. The contents
+// are read and sealed batch by batch, as each is written (see putBatch):
+// an import holds one batch's contents at a time, not the export's.
+func importBatches(ex storage.Export, records []storage.Record) ([][]importRecord, error) {
 	var batches [][]importRecord
 	var cur []importRecord
 	size := 0
 	for _, r := range records {
-		// CheckImport hashed every content: they are only sealed here.
-		blobs := r.Data.Blobs
-		sealed, err := sealBlobs(r.Data, blobs)
-		if err != nil {
-			return nil, fmt.Errorf("import: version %d: %w", r.Version, err)
-		}
 		value, err := encodeCheckpoint(r.Parent, r.Phase, r.Data)
 		if err != nil {
 			return nil, fmt.Errorf("import: version %d: %v: %w", r.Version, err, storage.ErrInvalid)
 		}
 		n := len(value)
-		for _, b := range sealed {
-			n += len(b)
+		for _, b := range r.Data.Blobs {
+			m := ex.ContentSize(b.Digest)
+			if m > maxBlobSize {
+				return nil, fmt.Errorf("import: version %d carries file content %s of %d bytes; a blob holds at most %d: %w", r.Version, b.Digest, m, maxBlobSize, storage.ErrInvalid)
+			}
+			n += int(m)
 		}
 		if len(cur) > 0 && (len(cur) >= importBatch.checkpoints || size+n > importBatch.bytes) {
 			batches, cur, size = append(batches, cur), nil, 0
 		}
-		cur, size = append(cur, importRecord{version: r.Version, value: value, ev: r.Data, blobs: blobs, sealed: sealed}), size+n
+		cur, size = append(cur, importRecord{version: r.Version, value: value, ev: r.Data, blobs: r.Data.Blobs, content: ex.Content}), size+n
 	}
 	// A session with no checkpoints is still one batch: the one that
 	// makes it visible.
@@ -192,9 +192,17 @@ func (s *Store) writeImport(ctx context.Context, id string, rec infoRecord, batc
 // putBatch keeps a batch's contents and checkpoints.
 func (s *Store) putBatch(tx *bolt.Tx, vb *bolt.Bucket, batch []importRecord) error {
 	vb.FillPercent = 1.0 // keys only grow, as in Append
+	bucket, err := s.blobsOf(tx)
+	if err != nil {
+		return err
+	}
 	for _, r := range batch {
 		v := r.version
-		if err := s.keepBlobs(tx, r.ev, r.blobs, r.sealed); err != nil {
+		sealed, err := r.seal(bucket)
+		if err != nil {
+			return fmt.Errorf("version %d: %w", v, err)
+		}
+		if err := s.keepBlobs(tx, r.ev, r.blobs, sealed); err != nil {
 			return fmt.Errorf("version %d: %w", v, err)
 		}
 		if err := vb.Put(versionKey(v), r.value); err != nil {
@@ -202,6 +210,23 @@ func (s *Store) putBatch(tx *bolt.Tx, vb *bolt.Bucket, batch []importRecord) err
 		}
 	}
 	return nil
+}
+
+// seal reads and seals the contents r carries that the file does not
+// hold yet; those it holds are left nil, which keepBlobs passes over.
+func (r importRecord) seal(bucket *bolt.Bucket) ([][]byte, error) {
+	sealed := make([][]byte, len(r.blobs))
+	for i, b := range r.blobs {
+		if k, ok := blobKey(b.Digest); ok && bucket.Get(k) != nil {
+			continue
+		}
+		data, err := r.content(b.Digest)
+		if err != nil {
+			return nil, err
+		}
+		sealed[i] = encodeBlob(data)
+	}
+	return sealed, nil
 }
 
 // refuseExisting is ErrSessionExists when the file holds the session.

@@ -20,7 +20,7 @@ func mustBatches(t interface{ Fatal(...any) }, ex storage.Export) [][]importReco
 	if err != nil {
 		t.Fatal(err)
 	}
-	batches, err := importBatches(ex.Session.ID, records)
+	batches, err := importBatches(ex, records)
 	if err != nil {
 		t.Fatal(err)
 	}

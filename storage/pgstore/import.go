@@ -35,11 +35,13 @@ func (s *Store) Import(ctx context.Context, ex storage.Export) (storage.SessionI
 		return storage.SessionInfo{}, fmt.Errorf("import: the session's times: %w", err)
 	}
 	cps := make([][]any, len(records))
-	var blobs []state.Blob
+	var blobs []string
 	for i, r := range records {
-		// CheckImport hashed every content and put each in the event of
-		// the first checkpoint that refers to it.
-		blobs = append(blobs, r.Data.Blobs...)
+		// CheckImport hashed every content and named each in the event
+		// of the first checkpoint that refers to it.
+		for _, b := range r.Data.Blobs {
+			blobs = append(blobs, b.Digest)
+		}
 		rec, err := encodeCheckpoint(id, r.Version, r.Parent, r.Phase, r.Data)
 		if err != nil {
 			return storage.SessionInfo{}, fmt.Errorf("import: version %d: %v: %w", r.Version, err, storage.ErrInvalid)
@@ -59,7 +61,7 @@ func (s *Store) Import(ctx context.Context, ex storage.Export) (storage.SessionI
 		if !ok {
 			return fmt.Errorf("%w: %s holds session %s already; delete it first ('retrace rm %s') or import a copy under a new id (--new-id)", storage.ErrSessionExists, s.where, id, id)
 		}
-		if err := putBlobs(ctx, tx, blobs); err != nil {
+		if err := putImportBlobs(ctx, tx, ex, blobs); err != nil {
 			return err
 		}
 		_, err = tx.CopyFrom(ctx, pgx.Identifier{"retrace_checkpoints"},
@@ -76,4 +78,30 @@ func (s *Store) Import(ctx context.Context, ex storage.Export) (storage.SessionI
 		return storage.SessionInfo{}, s.errorf("import session %s into %s: %w", id, s.where, err)
 	}
 	return s.info(row.sealed())
+}
+
+// importBatchBytes bounds the contents one round of an import's inserts
+// carries: an export's contents are read one at a time and sent a few
+// MiB at a time, never held all at once.
+const importBatchBytes = 16 << 20
+
+// putImportBlobs keeps the contents an import carries, read from ex as
+// they are sent.
+func putImportBlobs(ctx context.Context, tx pgx.Tx, ex storage.Export, digests []string) error {
+	var batch []state.Blob
+	size := 0
+	for i, d := range digests {
+		data, err := ex.Content(d)
+		if err != nil {
+			return err
+		}
+		batch, size = append(batch, state.Blob{Digest: d, Data: data}), size+len(data)
+		if size >= importBatchBytes || i == len(digests)-1 {
+			if err := putBlobs(ctx, tx, batch); err != nil {
+				return err
+			}
+			batch, size = nil, 0
+		}
+	}
+	return nil
 }

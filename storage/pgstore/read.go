@@ -312,6 +312,50 @@ func (s *Store) checkBlob(digest string, data []byte, crc int64) error {
 	return nil
 }
 
+// Blobs reads many contents in one query (see storage.BlobsReader).
+func (s *Store) Blobs(ctx context.Context, digests []string, fn func(digest string, data []byte) error) error {
+	for _, d := range digests {
+		if !state.ValidDigest(d) {
+			return fmt.Errorf("file content %q: not a sha256 digest: %w", d, storage.ErrInvalid)
+		}
+	}
+	type row struct {
+		data []byte
+		crc  int64
+	}
+	got := make(map[string]row, len(digests))
+	rows, err := s.pool.Query(ctx, "SELECT digest, data, crc FROM retrace_blobs WHERE digest = ANY($1)", digests)
+	if err != nil {
+		return s.errorf("read file contents in %s: %w", s.where, err)
+	}
+	for rows.Next() {
+		var d string
+		var r row
+		if err := rows.Scan(&d, &r.data, &r.crc); err != nil {
+			rows.Close()
+			return s.errorf("read file contents in %s: %w", s.where, err)
+		}
+		got[d] = r
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return s.errorf("read file contents in %s: %w", s.where, err)
+	}
+	for _, d := range digests {
+		r, ok := got[d]
+		if !ok {
+			return fmt.Errorf("%s holds no file content %s: %w", s.where, d, storage.ErrBlobNotFound)
+		}
+		if err := s.checkBlob(d, r.data, r.crc); err != nil {
+			return err
+		}
+		if err := fn(d, r.data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Blob returns the file content with the given digest, checked against
 // the digest.
 func (s *Store) Blob(ctx context.Context, digest string) ([]byte, error) {

@@ -171,6 +171,7 @@ func testBlobRoundTrip(t *testing.T, b Backend) {
 	for _, c := range contents {
 		readBlob(t, st, c)
 	}
+	readBlobs(t, st, contents)
 	for _, f := range files {
 		if got := s.Files[f.Path]; !got.Now.Same(f.After) || !got.Was.Same(absent) {
 			t.Fatalf("manifest of %s: %+v", f.Path, got)
@@ -397,5 +398,34 @@ func testFilesAfterReopen(t *testing.T, b Backend) {
 	}
 	if files == 0 {
 		t.Fatal("the script changed no file: pick another seed")
+	}
+}
+
+// readBlobs reads contents in one go, where the store can, and checks
+// each; a digest it does not hold stops the read with ErrBlobNotFound.
+func readBlobs(t *testing.T, st storage.Store, contents []state.Blob) {
+	t.Helper()
+	br, ok := st.(storage.BlobsReader)
+	if !ok {
+		return
+	}
+	var digests []string
+	for _, c := range contents {
+		digests = append(digests, c.Digest)
+	}
+	i := 0
+	err := br.Blobs(ctx, digests, func(d string, data []byte) error {
+		if d != contents[i].Digest || !bytes.Equal(data, contents[i].Data) {
+			t.Errorf("Blobs gave %s (%d bytes) at %d, want %s (%d bytes)", d, len(data), i, contents[i].Digest, len(contents[i].Data))
+		}
+		i++
+		return nil
+	})
+	if err != nil || i != len(contents) {
+		t.Fatalf("Blobs: %v after %d of %d", err, i, len(contents))
+	}
+	missing := storage.Digest([]byte("never kept"))
+	if err := br.Blobs(ctx, append(digests[:1:1], missing), func(string, []byte) error { return nil }); !errors.Is(err, storage.ErrBlobNotFound) {
+		t.Errorf("Blobs of a content never kept: %v, want ErrBlobNotFound", err)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"retrace/state"
 	"strings"
 	"testing"
 
@@ -134,6 +135,23 @@ func TestInertMatrixStoreCommands(t *testing.T) {
 			check("recover", retrace(t, "recover", filepath.Join(dir, "recovered.db"), "--db", db).ok(t))
 			check("gc", retrace(t, "gc", "--older-than", "1d", "--db", db).ok(t))
 			check("compact", retrace(t, "compact", "--db", db).ok(t))
+		})
+	}
+}
+
+// retrace run prints the answer from the final state when nothing of it
+// was streamed (the task's deltas never came to stdout): that answer is
+// inert and shown too, whatever writer it is printed to.
+func TestInertMatrixRunAnswerNotStreamed(t *testing.T) {
+	for _, c := range inerttest.Classes {
+		t.Run(c.Name, func(t *testing.T) {
+			var out, errOut strings.Builder
+			p := newProgress(&out, &errOut, false, state.New("s1"))
+			done := state.State{SessionID: "s1", Version: 3, Phase: state.Done, FinalAnswer: field("answer:", c)}
+			p.State(done)
+			p.finish(done)
+			checkText(t, "the answer on stdout", out.String(), c, []shown{{out.String(), "answer:", 0}})
+			checkText(t, "the progress on stderr", errOut.String(), c, nil)
 		})
 	}
 }

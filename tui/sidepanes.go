@@ -141,7 +141,8 @@ func toolLine(st *themes.Styles, c state.ToolCall, width int) string {
 		icon, style = "?", s.Waiting
 	case c.Approval == state.Denied:
 		icon, style = "⊘", s.Denied
-	case c.Finished() && c.Error != "":
+	case c.Finished() && transcript.Failure(c) != "":
+		// An error, or a command that ran and exited non-zero.
 		icon, style = "✗", s.Failed
 	case c.Finished():
 		icon, style = "✓", s.OK
@@ -149,6 +150,8 @@ func toolLine(st *themes.Styles, c state.ToolCall, width int) string {
 	switch {
 	case c.Finished() && c.Approval == state.AwaitingDecision:
 		dur = " " + s.Duration.Render("cancelled")
+	case c.Finished() && c.Approval != state.Denied && c.Error == "" && transcript.Failure(c) != "":
+		dur = " " + s.Duration.Render(fmt.Sprintf("%s, %dms", transcript.Failure(c), c.DurationMS))
 	case c.Finished() && c.Approval != state.Denied:
 		dur = " " + s.Duration.Render(fmt.Sprintf("%dms", c.DurationMS))
 	}

@@ -57,7 +57,7 @@ var putPlan = []struct{ path, content string }{
 // it, and returns how many puts it acknowledged.
 func checkPuts(t *testing.T, c *powercut.Cut, ws string, seed uint64, lines []string) int {
 	t.Helper()
-	acked := map[string]string{}  // path -> the content last acknowledged
+	acked := map[string]string{}   // path -> the content last acknowledged
 	pending := map[string]string{} // path -> the content of a put begun, not acknowledged
 	n := 0
 	for _, l := range lines {

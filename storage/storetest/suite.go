@@ -71,6 +71,7 @@ func Run(t *testing.T, b Backend) {
 	}
 	RunImport(t, b)
 	RunMemory(t, b)
+	RunGC(t, b)
 }
 
 var ctx = context.Background()

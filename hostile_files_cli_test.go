@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,68 +13,82 @@ import (
 	"retrace/state/transcript/inerttest"
 )
 
-// hostileName is a workspace file's name that holds c: a name can hold
-// any byte but NUL and the slash, and JSON carries only UTF-8 to the
-// tools, so those classes keep their words and lose what cannot be.
-func hostileName(c inerttest.Class) (string, bool) {
+// hostileName is the name of a file that holds class c behind tag: a
+// name can hold any byte but NUL and the slash, and JSON carries only
+// UTF-8 to the tools, so the classes that need those have no file.
+func hostileName(tag string, c inerttest.Class) (string, bool) {
 	if c.Raw || strings.ContainsAny(c.Text, "\x00/") {
 		return "", false
 	}
-	return "name:" + c.Text + ".txt", true
+	return tag + c.Text + ".txt", true
 }
 
-// A file whose name and content are hostile, written by the agent, then
-// shown by `retrace diff` (headers and bodies, and --stat) and by
-// `retrace rollback` (its conflict list, and its summary when a file
-// cannot be put back): each shows the text, and obeys none of it.
+// Files whose names and contents are hostile, one a class, written by the
+// agent in one session, then shown by `retrace diff` (headers and bodies,
+// and --stat) and by `retrace rollback` (its conflict list, and its
+// summary when files cannot be put back): each shows the text, and obeys
+// none of it.
 func TestInertMatrixDiffAndRollback(t *testing.T) {
-	for _, c := range inerttest.Classes {
-		name, ok := hostileName(c)
-		if !ok {
-			continue
-		}
-		t.Run(c.Name, func(t *testing.T) {
-			e := newRunEnv(t)
-			e.srv.Enqueue(fileCall("w1", "write_file", map[string]string{"path": name, "content": "body:" + c.Text + "\n"}),
-				llmserver.TextReply("Wrote it."))
-			if r := e.run(t, "", "--api-key", secret, "--yes", "write it"); r.code != exitOK {
-				t.Fatalf("exit %d\n%s", r.code, r.stderr)
-			}
-			path := filepath.Join(e.ws, name)
-			if _, err := os.Stat(path); err != nil {
-				t.Fatal(err)
-			}
-			id := sessionID(t, e.db)
-			tip := strconv.Itoa(headOf(t, e.db, id))
-
-			d := retrace(t, "diff", id, "0", tip, "--db", e.db).ok(t).stdout
-			checkText(t, "diff", d, c, []shown{{lineWith(d, "+++ "), "name:", 0}, {d, "body:", 0}})
-			stat := retrace(t, "diff", id, tip, "0", "--stat", "--db", e.db).ok(t).stdout
-			checkText(t, "diff --stat", stat, c, []shown{{stat, "name:", 0}})
-
-			// Changed by hand: the conflict names it.
-			if err := os.WriteFile(path, []byte("mine\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			r := retrace(t, "rollback", id, "1", "--db", e.db)
-			if r.code != exitError {
-				t.Fatalf("rollback over a changed file: exit %d\n%s", r.code, r.stderr)
-			}
-			checkText(t, "rollback's conflicts", r.stderr, c, []shown{{lineWith(r.stderr, "(recorded "), "name:", 0}})
-			retrace(t, "rollback", id, "1", "--force", "--db", e.db).ok(t)
-
-			// A directory where the file goes back: the summary names it.
-			if err := os.MkdirAll(filepath.Join(path, "in the way"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			r = retrace(t, "rollback", id, tip, "--force", "--db", e.db)
-			if r.code != exitError {
-				t.Fatalf("rollback onto a directory: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-			}
-			checkText(t, "rollback's summary", r.stdout, c, []shown{{lineWith(r.stdout, "could not restore"), "name:", 0}})
-			checkText(t, "rollback's error", r.stderr, c, nil)
-		})
+	type file struct {
+		c         inerttest.Class
+		tag, name string
 	}
+	var files []file
+	var calls []llmserver.Call
+	for i, c := range inerttest.Classes {
+		tag := fmt.Sprintf("n%02d:", i)
+		if name, ok := hostileName(tag, c); ok {
+			files = append(files, file{c, tag, name})
+			args, _ := json.Marshal(map[string]string{"path": name, "content": fmt.Sprintf("b%02d:%s\n", i, c.Text)})
+			calls = append(calls, llmserver.Call{ID: fmt.Sprintf("w%d", i), Name: "write_file", Args: string(args)})
+		}
+	}
+	e := newRunEnv(t)
+	e.srv.Enqueue(llmserver.ToolCallReply(calls), llmserver.TextReply("Wrote them."))
+	if r := e.run(t, "", "--api-key", secret, "--yes", "write them"); r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	id := sessionID(t, e.db)
+	tip := strconv.Itoa(headOf(t, e.db, id))
+	each := func(what, out string, line func(f file) (string, string)) {
+		t.Helper()
+		for _, f := range files {
+			where, tag := line(f)
+			checkText(t, what, out, f.c, []shown{{where, tag, 0}})
+		}
+	}
+
+	d := retrace(t, "diff", id, "0", tip, "--db", e.db).ok(t).stdout
+	each("diff", d, func(f file) (string, string) { return lineWith(d, "+++ b/"+f.tag), f.tag })
+	each("diff", d, func(f file) (string, string) { return d, "+b" + f.tag[1:] })
+	stat := retrace(t, "diff", id, tip, "0", "--stat", "--db", e.db).ok(t).stdout
+	each("diff --stat", stat, func(f file) (string, string) { return lineWith(stat, f.tag), f.tag })
+
+	// Changed by hand: the conflicts name them.
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(e.ws, f.name), []byte("mine\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := retrace(t, "rollback", id, "1", "--db", e.db)
+	if r.code != exitError {
+		t.Fatalf("rollback over changed files: exit %d\n%s", r.code, r.stderr)
+	}
+	each("rollback's conflicts", r.stderr, func(f file) (string, string) { return lineWith(r.stderr, f.tag), f.tag })
+	retrace(t, "rollback", id, "1", "--force", "--db", e.db).ok(t)
+
+	// A directory where each file goes back: the summary names them.
+	for _, f := range files {
+		if err := os.MkdirAll(filepath.Join(e.ws, f.name, "in the way"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r = retrace(t, "rollback", id, tip, "--force", "--db", e.db)
+	if r.code != exitError {
+		t.Fatalf("rollback onto directories: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	each("rollback's summary", r.stdout, func(f file) (string, string) { return r.stdout, "could not restore " + f.tag })
+	checkText(t, "rollback's error", r.stderr, inerttest.Class{}, nil)
 }
 
 // headOf is the head version of session id, as show --json says it.

@@ -41,10 +41,34 @@ func (w *Writer) Write(p []byte) (int, error) {
 	if whole == 0 {
 		return len(p), nil
 	}
-	if _, err := io.WriteString(w.to, Inert(string(text[:whole]))); err != nil {
+	// Text with nothing to show otherwise (an export's JSON, most of
+	// everything) goes on as it is, not copied: an export may be large.
+	var err error
+	if inertBytes(text[:whole]) {
+		_, err = w.to.Write(text[:whole])
+	} else {
+		_, err = io.WriteString(w.to, Inert(string(text[:whole])))
+	}
+	if err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// inertBytes is isInert for bytes.
+func inertBytes(b []byte) bool {
+	for i := 0; i < len(b); {
+		if c := b[i]; c >= 0x20 && c < 0x7f || c == '\n' || c == '\t' {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r <= 0x1f || r == 0x7f || r == utf8.RuneError || dangerous(r) {
+			return false
+		}
+		i += size
+	}
+	return true
 }
 
 // Flush writes what is held back of a character that never ended, as

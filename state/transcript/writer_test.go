@@ -2,6 +2,7 @@ package transcript_test
 
 import (
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -74,5 +75,16 @@ func TestWriterReportsErrors(t *testing.T) {
 	w.Write([]byte("\xe2"))
 	if err := w.Flush(); err == nil {
 		t.Fatal("Flush of a held byte passed over the error")
+	}
+}
+
+// An export's worth of inert text goes through a Writer without a copy.
+func BenchmarkWriterInertText(b *testing.B) {
+	text := []byte(strings.Repeat(`{"role": "assistant", "content": "résumé ✓ 数据 and more"},`+"\n", 1<<14))
+	w := transcript.NewWriter(io.Discard)
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		w.Write(text)
 	}
 }

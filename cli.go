@@ -61,9 +61,22 @@ type cli struct {
 	self           string // how a shell runs this retrace again; "" until needed
 }
 
-// run executes one command line and returns the exit code.
+// run executes one command line and returns the exit code. Everything a
+// command prints goes through one inert writer per sink: text from a
+// model, a server, a stored session or a workspace file is shown, never
+// obeyed, whichever command prints it and however. (The interface draws
+// on the terminal itself, and makes its screen inert where it paints it.)
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr}
+	out, errOut := transcript.NewWriter(stdout), transcript.NewWriter(stderr)
+	defer errOut.Flush()
+	defer out.Flush()
+	return runInert(ctx, args, &cli{stdin: stdin, stdout: out, stderr: errOut})
+}
+
+// runInert executes one command line whose output goes through c's
+// writers.
+func runInert(ctx context.Context, args []string, c *cli) int {
+	stdout, stderr := c.stdout, c.stderr
 	if len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help") {
 		usage(stdout)
 		return exitOK

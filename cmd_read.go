@@ -115,8 +115,10 @@ func diffCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			case *stat || d.Unified == "":
 				fmt.Fprintln(c.stdout, transcript.Inert(d.Stat()))
 			default:
-				// The diff is the file's own text: it goes out as it is,
-				// for patch(1) and for people, as git diff does.
+				// The diff is the file's own text, and the file may be
+				// anyone's: like every output it goes through the inert
+				// writer, which shows what a terminal would act on (as
+				// git quotes such a name) and leaves plain text as it is.
 				fmt.Fprint(c.stdout, d.Unified)
 			}
 		}

@@ -469,7 +469,8 @@ func replaceConfig(path string, data []byte) error {
 		mode = fi.Mode().Perm() // the person's choice, kept
 	}
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	made, err := mkdirs(dir)
+	if err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".new-*")
@@ -492,7 +493,45 @@ func replaceConfig(path string, data []byte) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	// The rename, and each directory made for the file, is there after a
+	// crash only once the directory that holds the name is synced.
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	for _, d := range made {
+		if err := syncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mkdirs makes dir and the parents it lacks, and returns those it made.
+func mkdirs(dir string) ([]string, error) {
+	var missing []string
+	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+	}
+	return missing, os.MkdirAll(dir, 0o700)
+}
+
+// syncDir makes the names in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	serr := d.Sync()
+	if cerr := d.Close(); serr == nil {
+		serr = cerr
+	}
+	return serr
 }
 
 func defaultConfigPath(getenv func(string) string) string {

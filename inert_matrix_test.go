@@ -22,6 +22,9 @@ import (
 // Text output must hold nothing a terminal acts on and show each hostile
 // field as its stand-ins; JSON output must stay valid JSON that decodes
 // to the very text stored, with nothing a terminal acts on left raw.
+// Which commands it covers is checked against the command table
+// (inert_commands_test.go); what no test here names is still inert, as
+// every command prints through the sinks' inert writers.
 
 // field is the hostile text of one field: its tag, then the class's text.
 func field(tag string, c inerttest.Class) string { return tag + c.Text }

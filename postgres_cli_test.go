@@ -7,6 +7,8 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,8 +39,11 @@ func TestCommandsOnPostgres(t *testing.T) {
 	pForked, pOther := fixtureIn(t, pg)
 	pg.Close()
 
-	// Ids are random: each side's are named alike before comparing.
+	// Ids are random: each side's are named alike before comparing. The
+	// markdown export says when it was made, to the second: each side's
+	// time is checked to be one, then named alike too.
 	same := func(out, forked, other string) string {
+		out = exportedAt.ReplaceAllString(out, "- **Exported:** TIME\n")
 		return strings.NewReplacer(forked, "FORKED", other, "OTHER").Replace(out)
 	}
 	for _, args := range [][]string{
@@ -59,8 +64,12 @@ func TestCommandsOnPostgres(t *testing.T) {
 			}
 			return same(retrace(t, append(a, "--db", db)...).ok(t).stdout, forked, other)
 		}
-		if fromFile, fromPG := run(file, fForked, fOther), run(url, pForked, pOther); fromFile != fromPG {
+		fromFile, fromPG := run(file, fForked, fOther), run(url, pForked, pOther)
+		if fromFile != fromPG {
 			t.Errorf("retrace %s differs:\nfile:\n%s\npostgres:\n%s", strings.Join(args, " "), fromFile, fromPG)
+		}
+		if md := slices.Contains(args, "md"); md != strings.Contains(fromFile, "- **Exported:** TIME\n") {
+			t.Errorf("retrace %s: the export's time is not where it belongs:\n%s", strings.Join(args, " "), fromFile)
 		}
 	}
 
@@ -90,6 +99,9 @@ func TestCommandsOnPostgres(t *testing.T) {
 		t.Errorf("show of a removed session: exit %d, %s", r.code, r.stderr)
 	}
 }
+
+// exportedAt is the markdown export's line that says when it was made.
+var exportedAt = regexp.MustCompile(`- \*\*Exported:\*\* \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)\n`)
 
 // RETRACE_DB and the config file's database name the database when --db
 // does not, in that order.

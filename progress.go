@@ -71,12 +71,21 @@ func (p *progress) toolChanges(prev, s state.State) {
 			p.line("  → %s %s", name, oneLineClip(c.Arguments, 100))
 		}
 		if c.Finished() && (!seen || !old.Finished()) {
-			if c.Error != "" {
-				p.line("  ✗ %s: %s", name, oneLineClip(c.Error, 160))
-			} else {
-				p.line("  ✓ %s (%d ms)", name, c.DurationMS)
-			}
+			p.finished(name, c)
 		}
+	}
+}
+
+// finished says how a call ended: ✓, or ✗ with its error, or with the
+// exit code of a command that ran and failed.
+func (p *progress) finished(name string, c state.ToolCall) {
+	switch how := transcript.Failure(c); {
+	case c.Error != "":
+		p.line("  ✗ %s: %s", name, oneLineClip(c.Error, 160))
+	case how != "":
+		p.line("  ✗ %s: %s (%d ms)", name, how, c.DurationMS)
+	default:
+		p.line("  ✓ %s (%d ms)", name, c.DurationMS)
 	}
 }
 

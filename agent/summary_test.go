@@ -141,3 +141,47 @@ func TestSummariserSeesToolsAndThePreviousSummary(t *testing.T) {
 		t.Fatalf("head: summary %q, phase %s: %v", head.Summary, head.Phase, err)
 	}
 }
+
+// The summariser's requests fit the share of the window a request may
+// fill with the previous summary in them too: a long summary leaves less
+// room for the turns it folds in, whether those are one turn too long
+// for a request (clipped) or many short ones (in several folds).
+func TestSummariserLeavesRoomForThePreviousSummary(t *testing.T) {
+	const window = 2000
+	limit := window * 8 / 10
+	previous := strings.Repeat("The user and the assistant talked about the build. ", 40) // about 400 tokens
+	for _, c := range []struct {
+		name          string
+		before, after func(r *rig) // the turns before the first summary, and after it
+	}{
+		// The first summary folds the first turn only: the long one is the
+		// next fold's first, in a request with the summary.
+		{"one turn too long", func(r *rig) { r.turn("second question", strings.Repeat("é", 4000)); r.chat(5) }, func(r *rig) { r.chat(1) }},
+		{"many short turns", func(r *rig) { r.chat(6) }, func(r *rig) { r.chat(24) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, agent.Options{})
+			r.turn("first question", "first answer")
+			c.before(r)
+			r.compact(0, previous)
+			c.after(r)
+			before := len(r.srv.Requests())
+			r.opts.ContextWindow = window
+			r.srv.SetHandler(func(llmserver.Request) llmserver.Response { return llmserver.TextReply("SUMMARY 2") })
+			if err := r.agent().Compact(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			folds := r.srv.Requests()[before:]
+			if len(folds) == 0 || !strings.HasPrefix(folds[0].Messages[1].Content, "Previous summary:\n"+previous) {
+				t.Fatalf("the first fold was not made from the previous summary: %d requests", len(folds))
+			}
+			count := newWindowModel("gpt-test", window)
+			for i, req := range folds {
+				if n := count.tokens(req); n > limit {
+					t.Errorf("the summariser's request %d has %d tokens, over %d (80%% of the window), with a summary of %d", i+1, n, limit,
+						count.count.Text(previous))
+				}
+			}
+		})
+	}
+}

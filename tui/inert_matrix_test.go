@@ -19,6 +19,8 @@ import (
 // Model as a person would reach it, and the whole rendered screen is
 // checked: nothing a terminal would act on anywhere, and the hostile text
 // shown, as its stand-ins, in the part of the screen the path draws.
+// That every kind of screen is inert, those this list lacks included, is
+// TestInertEveryScreen's to show (inert_screens_test.go).
 
 const (
 	matrixW, matrixH = 200, 60

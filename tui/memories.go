@@ -170,7 +170,7 @@ func (v *memoryView) lines(st *themes.Styles, width, height int) []string {
 	if len(v.settings) > 0 {
 		out = append(out, "", st.Help.Section.Render(fit("Settings, and where each comes from", width)))
 		for _, s := range v.settings {
-			out = append(out, fit(st.Notes.Key.Render(s.Name)+" "+st.Notes.Value.Render(inert(s.Value))+" "+st.Help.Desc.Render("("+s.From+")"), width))
+			out = append(out, fit(st.Notes.Key.Render(inert(s.Name))+" "+st.Notes.Value.Render(inert(s.Value))+" "+st.Help.Desc.Render("("+inert(s.From)+")"), width))
 		}
 	}
 	// Keep the selection in view.

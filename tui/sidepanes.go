@@ -133,6 +133,10 @@ func (t *toolList) Move(n, size int) {
 func toolLine(st *themes.Styles, c state.ToolCall, width int) string {
 	s := st.Tools
 	icon, style, dur := "…", s.Running, ""
+	failure := "" // an error, or a command that ran and exited non-zero
+	if c.Finished() {
+		failure = transcript.Failure(c)
+	}
 	switch {
 	case c.Approval == state.AwaitingDecision && c.Finished():
 		// Never answered: the task was cancelled while it asked.
@@ -141,7 +145,7 @@ func toolLine(st *themes.Styles, c state.ToolCall, width int) string {
 		icon, style = "?", s.Waiting
 	case c.Approval == state.Denied:
 		icon, style = "⊘", s.Denied
-	case c.Finished() && c.Error != "":
+	case failure != "":
 		icon, style = "✗", s.Failed
 	case c.Finished():
 		icon, style = "✓", s.OK
@@ -149,6 +153,8 @@ func toolLine(st *themes.Styles, c state.ToolCall, width int) string {
 	switch {
 	case c.Finished() && c.Approval == state.AwaitingDecision:
 		dur = " " + s.Duration.Render("cancelled")
+	case failure != "" && c.Error == "" && c.Approval != state.Denied:
+		dur = " " + s.Duration.Render(fmt.Sprintf("%s, %dms", failure, c.DurationMS))
 	case c.Finished() && c.Approval != state.Denied:
 		dur = " " + s.Duration.Render(fmt.Sprintf("%dms", c.DurationMS))
 	}

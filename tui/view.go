@@ -6,6 +6,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+
+	"retrace/state/transcript"
 )
 
 // View draws the whole screen.
@@ -16,7 +18,7 @@ func (m *Model) View() tea.View {
 	if m.mouseOff {
 		v.MouseMode = tea.MouseModeNone
 	}
-	v.WindowTitle = "retrace " + m.sessionName()
+	v.WindowTitle = inert("retrace " + m.sessionName())
 	return v
 }
 
@@ -40,7 +42,14 @@ func (m *Model) Render() string {
 	}
 	lines = append(lines, notice...)
 	lines = append(lines, m.statusLine())
-	return paint(strings.Join(block(lines, m.width, m.height), "\n"), m.st.App)
+	return paintInert(strings.Join(block(lines, m.width, m.height), "\n"), m.st.App)
+}
+
+// paintInert is where the screen leaves the interface: every pane's text
+// goes through it, so one that forgot to make outside text inert still
+// shows it, never obeys it. Only the styling the panes wrote (SGR) stays.
+func paintInert(frame string, app lipgloss.Style) string {
+	return paint(transcript.InertStyled(frame), app)
 }
 
 // mainLines is the area above the input: the panes, or what a mode puts

@@ -54,10 +54,9 @@ func (w *Watcher) PutIf(p string, img state.FileImage, data []byte, ok func(now 
 		return fmt.Errorf("put %s: %w: want %s, data is %s", p, ErrDigestMismatch, img.Blob, Digest(data))
 	}
 	dir := path.Dir(p)
-	if dir != "." {
-		if err := w.root.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("put %s: make parent directory: %w", p, err)
-		}
+	made, err := w.mkdirs(dir)
+	if err != nil {
+		return fmt.Errorf("put %s: make parent directory: %w", p, err)
 	}
 	if info, err := w.root.Lstat(p); err == nil && info.IsDir() {
 		// An empty directory where the file goes (one a later version
@@ -80,7 +79,30 @@ func (w *Watcher) PutIf(p string, img state.FileImage, data []byte, ok func(now 
 	if err := w.syncDir(dir); err != nil {
 		return fmt.Errorf("put %s: %w", p, err)
 	}
+	// A directory the put made is there after a crash only once its
+	// name is synced into its parent, as the file's is into it.
+	for _, d := range made {
+		if err := w.syncDir(path.Dir(d)); err != nil {
+			return fmt.Errorf("put %s: %w", p, err)
+		}
+	}
 	return nil
+}
+
+// mkdirs makes dir and the parents it lacks, and returns those it made,
+// deepest first.
+func (w *Watcher) mkdirs(dir string) ([]string, error) {
+	var missing []string
+	for d := dir; d != "."; d = path.Dir(d) {
+		if _, err := w.root.Lstat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	return missing, w.root.MkdirAll(dir, 0o755)
 }
 
 // writeTemp writes data, synced and with mode perm, to a new file beside

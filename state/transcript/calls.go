@@ -71,6 +71,22 @@ func CallOutcome(c state.ToolCall) string {
 	return p.line(p.past, append(notes, Duration(c.DurationMS)))
 }
 
+// Failure says in a few words how a finished call failed, or "" when it
+// did not: a command that ran and exited non-zero, or was killed, failed
+// as surely as a call that returned an error ("exit 1", "killed by
+// signal 9 (killed)", "failed: no such file"). Inert and bounded.
+func Failure(c state.ToolCall) string {
+	if readCall(c.Name, c.Arguments).tool == "run_command" {
+		if status := commandStatus(c.Result); status != "" && status != "exit 0" {
+			return status
+		}
+	}
+	if c.Error != "" {
+		return "failed: " + clean(c.Error, maxDetail)
+	}
+	return ""
+}
+
 // Duration says how long a call took: "412 ms", "2.1 s", "1 min 5 s".
 func Duration(ms int64) string {
 	switch {

@@ -3,7 +3,10 @@ package transcript
 import (
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"retrace/state"
 )
 
 // The edges of the summariser's helpers, each at the value where a
@@ -44,5 +47,31 @@ func TestCallHelpersAtTheirEdges(t *testing.T) {
 	}
 	if got := Clip("abc", 0); got != "" {
 		t.Errorf("cut to nothing: %q", got)
+	}
+}
+
+// Failure: a command that exited non-zero or was killed failed, as a
+// call with an error did; one that exited 0, or any other tool without
+// an error, did not.
+func TestFailure(t *testing.T) {
+	run := func(result, err string) state.ToolCall {
+		return state.ToolCall{Name: "run_command", Arguments: `{"command":"make"}`, Result: result, Error: err, FinishedAt: time.Unix(1, 0)}
+	}
+	for _, c := range []struct {
+		call state.ToolCall
+		want string
+	}{
+		{run("ok\nexit code: 0", ""), ""},
+		{run("boom\nexit code: 1", ""), "exit 1"},
+		{run("sh: no-such: not found\nexit code: 127", ""), "exit 127"},
+		{run("killed: timed out after 2m0s", ""), "timed out after 2m0s"},
+		{run("killed by signal 9 (killed)", ""), "killed by signal 9 (killed)"},
+		{run("", "the sandbox could not start"), "failed: the sandbox could not start"},
+		{state.ToolCall{Name: "read_file", Arguments: `{"path":"a"}`, Result: "exit code: 1"}, ""},
+		{state.ToolCall{Name: "read_file", Arguments: `{"path":"a"}`, Error: "no such file"}, "failed: no such file"},
+	} {
+		if got := Failure(c.call); got != c.want {
+			t.Errorf("Failure(%s %q, error %q) = %q, want %q", c.call.Name, c.call.Result, c.call.Error, got, c.want)
+		}
 	}
 }

@@ -73,6 +73,7 @@ func Run(t *testing.T, b Backend) {
 	}
 	RunImport(t, b)
 	RunMemory(t, b)
+	RunGC(t, b)
 }
 
 var ctx = context.Background()

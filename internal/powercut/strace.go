@@ -1,4 +1,4 @@
-package boltstore_test
+package powercut
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ import (
 // and refuses anything else rather than guess.
 
 // fileCalls are the system calls the power-cut model needs to see.
-const fileCalls = "openat,open,creat,write,pwrite64,writev,pwritev,pwritev2,ftruncate,truncate,fallocate," +
+const fileCalls = "openat,open,creat,write,pwrite64,lseek,writev,pwritev,pwritev2,ftruncate,truncate,fallocate," +
 	"fsync,fdatasync,sync_file_range,sync,syncfs,link,linkat,unlink,unlinkat,rename,renameat,renameat2,mkdir,mkdirat,mmap,msync"
 
 // sysCall is one completed system call.

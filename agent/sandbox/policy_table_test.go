@@ -1,0 +1,247 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The sandbox's policy, written down: what a confined command may read,
+// what it may write, and what it may neither read nor write. The tests
+// hold the code to it in both directions: every grant the code makes is
+// named here (a read set widened past it fails), and every path here has
+// exactly the access written (a grant that goes missing fails too).
+
+// grant is one rule of the written policy: a directory (and everything
+// in it) or a single file, readable or writable.
+type grant struct {
+	path  string
+	write bool
+	file  bool
+}
+
+// writtenPolicy is the policy for a command in ws with temp dir tmp and
+// the confined commands' build cache, for a user whose HOME is home and
+// whose PATH is /usr/bin, /bin and home/bin.
+func writtenPolicy(home, ws, tmp, cache string) []grant {
+	var out []grant
+	// The system: programs, libraries, configuration, certificates, DNS,
+	// and what ps, nproc and the Go runtime read. Not /run as a whole
+	// (session sockets, credentials), not /var, /home, /root, /tmp.
+	for _, d := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+		"/nix/store", "/var/lib/ca-certificates", "/run/systemd/resolve", "/run/resolvconf", "/run/NetworkManager",
+		"/proc", "/sys", "/dev"} {
+		out = append(out, grant{path: d})
+	}
+	// Of the home directory only what builds read: GOPATH (the module
+	// cache), go's and git's settings, the programs on PATH.
+	for _, d := range []string{"go", ".config/go", ".config/git", "bin"} {
+		out = append(out, grant{path: filepath.Join(home, d)})
+	}
+	out = append(out, grant{path: "/usr/bin"}) // on PATH, as /bin and home/bin are
+	out = append(out, grant{path: filepath.Join(home, ".gitconfig"), file: true})
+	// Written: the workspace, the command's own temp dir, the confined
+	// commands' build cache, and the devices that take output.
+	for _, d := range []string{ws, tmp, cache} {
+		out = append(out, grant{path: d, write: true})
+	}
+	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"} {
+		out = append(out, grant{path: d, write: true, file: true})
+	}
+	return out
+}
+
+// access is what a path allows a command: read, and write.
+type access struct{ read, write bool }
+
+// probes are paths and the access the written policy gives them, each
+// side of every line it draws.
+func probes(home, ws, tmp, cache string) map[string]access {
+	none, read, both := access{}, access{read: true}, access{true, true}
+	return map[string]access{
+		filepath.Join(ws, "src", "main.go"):             both,
+		filepath.Join(tmp, "scratch"):                   both,
+		filepath.Join(cache, "ab", "cd-a"):              both,
+		"/usr/bin/env":                                  read,
+		"/etc/hostname":                                 read,
+		"/proc/self/status":                             read,
+		"/dev/null":                                     both,
+		filepath.Join(home, "go", "pkg", "mod", "m"):    read,
+		filepath.Join(home, ".config", "git", "config"): read,
+		filepath.Join(home, ".config", "go", "env"):     read,
+		filepath.Join(home, ".gitconfig"):               read,
+		filepath.Join(home, "bin", "tool"):              read,
+		// Never: keys, other settings, retrace's own database, other
+		// projects, the user's own build cache, home itself, the rest of
+		// /run, /var and /tmp.
+		home: none,
+		filepath.Join(home, ".ssh", "id_ed25519"):                       none,
+		filepath.Join(home, ".config", "gh", "hosts.yml"):               none,
+		filepath.Join(home, ".local", "share", "retrace", "retrace.db"): none,
+		filepath.Join(home, "other-project", "main.go"):                 none,
+		filepath.Join(home, ".cache", "go-build", "ab", "cd-a"):         none,
+		filepath.Join(home, ".gitconfig.d", "extra"):                    none,
+		filepath.Join(filepath.Dir(ws), "sibling-workspace", "README"):  none,
+		"/run/user/1000/bus":  none,
+		"/var/log/syslog":     none,
+		"/root/.bash_history": none,
+		filepath.Join(os.TempDir(), "someone-elses-file"): none,
+	}
+}
+
+// fakeHome is a home directory holding every probe's file, so that the
+// policy (which drops paths that do not exist) names what it would on a
+// real machine.
+func fakeHome(t *testing.T) (home, ws, tmp, cache string) {
+	t.Helper()
+	base := t.TempDir()
+	home, ws, tmp = filepath.Join(base, "home"), filepath.Join(base, "ws"), filepath.Join(base, "cmdtmp")
+	cache = filepath.Join(home, ".cache", "retrace", "go-build")
+	for p := range probes(home, ws, tmp, cache) {
+		if !strings.HasPrefix(p, base) || p == home {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("probe"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return home, ws, tmp, cache
+}
+
+func homeEnv(home string) func(string) string {
+	return func(k string) string {
+		switch k {
+		case "HOME":
+			return home
+		case "PATH":
+			return "/usr/bin:/bin:" + filepath.Join(home, "bin")
+		}
+		return ""
+	}
+}
+
+// allows is what a policy lets a path do, as Landlock reads its rules: a
+// directory's rule covers everything beneath it; a file's, that file.
+func (p policy) allows(path string) access {
+	under := func(dirs []string) bool {
+		return slices.ContainsFunc(dirs, func(d string) bool { return path == d || strings.HasPrefix(path, d+"/") })
+	}
+	write := under(p.Write) || slices.Contains(p.Devices, path)
+	return access{read: write || under(p.Read) || slices.Contains(p.ReadFiles, path), write: write}
+}
+
+// The code grants exactly what the written policy does: nothing more
+// (a directory added to the read set, a home path widened to its
+// parent), nothing less. Paths that do not exist on this machine are left
+// out of both, as the code leaves them out.
+func TestPolicyIsTheWrittenOne(t *testing.T) {
+	home, ws, tmp, cache := fakeHome(t)
+	p := newPolicy(Status{Files: true, Network: true, ABI: 4}, ws, tmp, cache, homeEnv(home), "")
+	var want, got []string
+	for _, g := range writtenPolicy(home, ws, tmp, cache) {
+		if _, err := os.Stat(g.path); err != nil && !g.write {
+			continue
+		}
+		kind := "read dir "
+		switch {
+		case g.write && g.file:
+			kind = "device   "
+		case g.write:
+			kind = "write dir"
+		case g.file:
+			kind = "read file"
+		}
+		want = append(want, kind+" "+g.path)
+	}
+	for kind, paths := range map[string][]string{"read dir ": p.Read, "read file": p.ReadFiles, "write dir": p.Write, "device   ": p.Devices} {
+		for _, path := range paths {
+			got = append(got, kind+" "+path)
+		}
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	for _, g := range got {
+		if !slices.Contains(want, g) {
+			t.Errorf("the policy grants %s, which the written policy does not", g)
+		}
+	}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("the written policy grants %s, which the policy does not", w)
+		}
+	}
+}
+
+// Every probe has the access the written policy gives it, no more and
+// no less.
+func TestPolicyProbes(t *testing.T) {
+	home, ws, tmp, cache := fakeHome(t)
+	p := newPolicy(Status{Files: true, Network: true, ABI: 4}, ws, tmp, cache, homeEnv(home), "")
+	for path, want := range probes(home, ws, tmp, cache) {
+		if got := p.allows(path); got != want {
+			t.Errorf("%s: the policy allows %+v, the written policy %+v", path, got, want)
+		}
+	}
+}
+
+// A confined command has the written access to every probe that exists,
+// as the kernel enforces it: read by cat (ls for a directory), write by
+// opening to append (which changes nothing). The policy's grants are one
+// thing; what Landlock makes of the launcher's rules is the other.
+func TestPolicyAsTheKernelEnforcesIt(t *testing.T) {
+	if Check(Workspace).Unconfined() {
+		t.Skip("skipped: no Landlock: " + Check(Workspace).Reason)
+	}
+	home, ws, _, cache := fakeHome(t)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("PATH", "/usr/bin:/bin:"+filepath.Join(home, "bin"))
+	other := filepath.Join(os.TempDir(), "retrace-someone-elses-file-"+filepath.Base(filepath.Dir(home)))
+	if err := os.WriteFile(other, []byte("theirs"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(other) })
+	want := probes(home, ws, "$TMPDIR", cache)
+	delete(want, filepath.Join(os.TempDir(), "someone-elses-file"))
+	want[other] = access{}
+	var script strings.Builder
+	script.WriteString(": > \"$TMPDIR/scratch\"\n")
+	for p := range want {
+		q := shellQuote(p)
+		if strings.HasPrefix(p, "$TMPDIR") {
+			q = `"` + p + `"`
+		}
+		script.WriteString("if [ -d " + q + " ]; then ls " + q + " >/dev/null 2>&1 && echo R; else cat " + q + " >/dev/null 2>&1 && echo R; fi\n")
+		script.WriteString("[ -e " + q + " ] && [ ! -d " + q + " ] && (: >> " + q + ") 2>/dev/null && echo W\n")
+		script.WriteString("echo '-- " + p + "'\n")
+	}
+	out, e, err := run(t, Workspace, ws, script.String())
+	if err != nil || e != (Exit{}) {
+		t.Fatalf("the probe script: %v %+v\n%s", err, e, out)
+	}
+	var got access
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case l == "R":
+			got.read = true
+		case l == "W":
+			got.write = true
+		case strings.HasPrefix(l, "-- "):
+			p := strings.TrimPrefix(l, "-- ")
+			if _, err := os.Stat(os.ExpandEnv(p)); err == nil || strings.HasPrefix(p, "$TMPDIR") {
+				if w := want[p]; got != w {
+					t.Errorf("%s: a confined command gets %+v, the written policy %+v", p, got, w)
+				}
+			}
+			got = access{}
+		}
+	}
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

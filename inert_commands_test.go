@@ -145,10 +145,23 @@ func TestInertMatrixStoreCommands(t *testing.T) {
 		checkText(t, "memory log", log.stdout, c, []shown{{lineWith(log.stdout, tag), tag, 0}})
 	}
 
-	check("copy", retrace(t, "copy", "--to", filepath.Join(dir, "copy.db"), "--db", db).ok(t))
+	// The hostile workspace is no directory of this machine: copy and
+	// import refuse it, naming it inert, and take one chosen here.
+	refused := retrace(t, "copy", "--to", filepath.Join(dir, "refused.db"), "--db", db)
+	if refused.code == exitOK {
+		t.Fatalf("copy took the hostile workspace; stderr: %s", refused.stderr)
+	}
+	check("copy refused", refused)
+	here := t.TempDir()
+	check("copy", retrace(t, "copy", "--to", filepath.Join(dir, "copy.db"), "--workspace", here, "--db", db).ok(t))
 	exported := filepath.Join(dir, "export.json")
 	writeFile(t, exported, retrace(t, "export", id, "--db", db).ok(t).stdout)
-	check("import", retrace(t, "import", exported, "--db", filepath.Join(dir, "imported.db")).ok(t))
+	refused = retrace(t, "import", exported, "--db", filepath.Join(dir, "refused.db"))
+	if refused.code == exitOK {
+		t.Fatalf("import took the hostile workspace; stderr: %s", refused.stderr)
+	}
+	check("import refused", refused)
+	check("import", retrace(t, "import", exported, "--workspace", here, "--db", filepath.Join(dir, "imported.db")).ok(t))
 	check("gc --dry-run", retrace(t, "gc", "--older-than", "1d", "--dry-run", "--db", db).ok(t))
 	check("verify", retrace(t, "verify", "--db", db).ok(t))
 	check("recover", retrace(t, "recover", filepath.Join(dir, "recovered.db"), "--db", db).ok(t))

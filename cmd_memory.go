@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"retrace/agent/llm"
 	"retrace/agent/session"
 	"retrace/agent/tools"
 	"retrace/state"
@@ -67,7 +68,11 @@ func memoryCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			if err != nil {
 				return err
 			}
-			m, known, err := session.Remember(ctx, st, ws.Root(), strings.Join(args, " "), *everywhere, "retrace memory")
+			secret, err := c.secret()
+			if err != nil {
+				return err
+			}
+			m, known, err := session.Remember(ctx, st, ws.Root(), strings.Join(args, " "), *everywhere, "retrace memory", secret)
 			if err != nil {
 				return err
 			}
@@ -93,7 +98,15 @@ func memoryCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 				}
 				text = strings.TrimSpace(string(b))
 			}
-			return changeMemory(ctx, c, st, state.MemoryEvent{Kind: state.MemoryEdited, Memory: state.Memory{ID: args[0], Text: text}})
+			secret, err := c.secret()
+			if err != nil {
+				return err
+			}
+			kept, err := session.EditMemory(ctx, st, args[0], text, secret)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "memory %s is now: %s\n", kept.Memory.ID, inertLine(kept.Memory.Text))
 		case "restore":
 			v, err := strconv.Atoi(strings.TrimPrefix(args[0], "v"))
 			if err != nil {
@@ -114,12 +127,21 @@ func changeMemory(ctx context.Context, c *cli, st storage.Store, ev state.Memory
 	switch kept.Kind {
 	case state.MemoryRemoved:
 		fmt.Fprintf(c.stdout, "removed memory %s (v%d of the memory log; 'retrace memory restore %d' brings it back)\n", kept.Memory.ID, kept.Version, kept.Version-1)
-	case state.MemoryEdited:
-		fmt.Fprintf(c.stdout, "memory %s is now: %s\n", kept.Memory.ID, inertLine(kept.Memory.Text))
 	case state.MemoryRestored:
 		fmt.Fprintf(c.stdout, "restored the memories of v%d (now v%d of the memory log)\n", kept.To, kept.Version)
 	}
 	return nil
+}
+
+// secret is what replaces the API key in a memory the command line adds
+// or edits: the key the configuration and the environment name, as a
+// session would send it.
+func (c *cli) secret() (llm.Scrub, error) {
+	cfg, err := c.loadConfig(modelFlags{})
+	if err != nil {
+		return llm.Scrub{}, fmt.Errorf("read the configuration, to keep the API key out of the memory: %w", err)
+	}
+	return llm.NewScrub(cfg.apiKey), nil
 }
 
 // inertLine is a memory's text on one line, with nothing in it a terminal

@@ -48,7 +48,13 @@ func (a *Agent) runCalls(ctx context.Context, open []state.ToolRequest) error {
 	}
 	def, known := a.tools.Def(call.Name)
 	approved := logged && entry.Approval == state.Approved
-	if known && tools.Asks(def, call.Arguments) && !approved && !a.allowedWithoutAsking(s, call.Name) {
+	ask := known && tools.Asks(def, call.Arguments) && !a.allowedWithoutAsking(s, call.Name)
+	if known && call.Name == "remember" && !ask && !approved {
+		// Past a cap, a memory asks even where remember is allowed: the
+		// allowance is for a few facts, not for a flood.
+		ask = a.rememberCap(ctx, s) != ""
+	}
+	if ask && !approved {
 		_, err := a.commit(ctx, state.Event{Kind: state.ApprovalRequested, Tool: &state.ToolCall{ID: call.ID}})
 		return err
 	}

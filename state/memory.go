@@ -76,26 +76,49 @@ func (e *MemoryError) Error() string {
 type Memories struct {
 	Version int
 	List    []Memory
-	// sets keeps each version's memories, for a restore to bring back.
+	// sets keeps each version's memories, for a restore to bring back:
+	// sets[v] for every v before Version, or none at all (Folded).
 	sets [][]Memory
 }
 
+// Folded is the memories at version v as a snapshot of the log keeps
+// them, without the versions before it: At knows v alone, and a restore
+// cannot follow it.
+func Folded(v int, list []Memory) Memories {
+	return Memories{Version: v, List: slices.Clip(list)}
+}
+
+// Whole reports whether m knows every version before its own, as a fold
+// of the whole log does and a restore needs.
+func (m Memories) Whole() bool { return len(m.sets) == m.Version }
+
 // FoldMemories replays a memory log, which must be its versions 1..n in
-// order, each one checked against the memories before it.
+// order, each one checked against the memories before it. A memory added
+// is appended in place, where Apply copies: a fold's cost and memory grow
+// with the log, not with its square.
 func FoldMemories(log []MemoryEvent) (Memories, error) {
 	var m Memories
+	// Whether the fold alone holds m.List's spare capacity: not after a
+	// restore, whose list is an earlier version's.
+	owned := true
 	for _, ev := range log {
 		var err error
-		if m, err = m.Apply(ev); err != nil {
+		if m, err = m.apply(ev, owned); err != nil {
 			return Memories{}, err
 		}
+		owned = ev.Kind != MemoryRestored
 	}
+	m.List, m.sets = slices.Clip(m.List), slices.Clip(m.sets)
 	return m, nil
 }
 
 // Apply checks ev against the memories and returns them with it applied.
 // It never changes m.
-func (m Memories) Apply(ev MemoryEvent) (Memories, error) {
+func (m Memories) Apply(ev MemoryEvent) (Memories, error) { return m.apply(ev, false) }
+
+// apply is Apply, writing into the spare capacity of m's list and sets
+// with grow set: only a fold that holds m alone may.
+func (m Memories) apply(ev MemoryEvent, grow bool) (Memories, error) {
 	fail := func(format string, args ...any) (Memories, error) {
 		return m, &MemoryError{Version: ev.Version, Kind: ev.Kind, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -117,6 +140,8 @@ func (m Memories) Apply(ev MemoryEvent) (Memories, error) {
 			return fail("memory %s is there already", ev.Memory.ID)
 		case ev.Kind == MemoryEdited && i < 0:
 			return fail("there is no memory %s", ev.Memory.ID)
+		case ev.Kind == MemoryAdded && grow:
+			list = append(list, ev.Memory)
 		case ev.Kind == MemoryAdded:
 			list = append(slices.Clip(list), ev.Memory)
 		default:
@@ -132,28 +157,37 @@ func (m Memories) Apply(ev MemoryEvent) (Memories, error) {
 		if ev.To < 0 || ev.To >= ev.Version {
 			return fail("restores v%d; it can restore v0 to v%d", ev.To, m.Version)
 		}
-		list = m.at(ev.To)
+		then, ok := m.At(ev.To)
+		if !ok {
+			return fail("the memories of v%d are not known here: only the whole log knows them", ev.To)
+		}
+		list = then
 	default:
 		return fail("unknown kind")
 	}
-	out := Memories{Version: ev.Version, List: list, sets: append(slices.Clip(m.sets), m.List)}
+	out := Memories{Version: ev.Version, List: list}
+	switch {
+	case !m.Whole():
+		// Folded: the versions before are not known, nor is this one.
+	case grow:
+		out.sets = append(m.sets, m.List)
+	default:
+		out.sets = append(slices.Clip(m.sets), m.List)
+	}
 	return out, nil
 }
 
 // At returns the memories version v held (0 being none), or false when
-// the log has not reached v.
+// the log has not reached v. A Memories that is not Whole knows its own
+// version's alone.
 func (m Memories) At(v int) ([]Memory, bool) {
-	if v < 0 || v > m.Version {
+	switch {
+	case v == m.Version:
+		return m.List, true
+	case v < 0 || v > m.Version || !m.Whole():
 		return nil, false
 	}
-	return m.at(v), true
-}
-
-func (m Memories) at(v int) []Memory {
-	if v == m.Version {
-		return m.List
-	}
-	return m.sets[v]
+	return m.sets[v], true
 }
 
 // Find returns the memory with id, or an ID prefix that names one memory.

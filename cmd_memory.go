@@ -159,7 +159,7 @@ func scopeOf(m state.Memory) string {
 }
 
 func listMemories(ctx context.Context, c *cli, st storage.Store, asJSON bool) error {
-	m, err := storage.Memories(ctx, st)
+	m, err := st.MemoriesNow(ctx)
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ func (b briefer) Instructions(context.Context) (string, []state.InstructionFile,
 }
 
 func (b briefer) Memories(ctx context.Context) ([]state.Memory, error) {
-	m, err := storage.Memories(ctx, b.store)
+	m, err := b.store.MemoriesNow(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func Remember(ctx context.Context, log storage.MemoryLog, workspace, text string
 	if !everywhere {
 		m.Project = Project(workspace)
 	}
-	now, err := storage.Memories(ctx, log)
+	now, err := log.MemoriesNow(ctx)
 	if err != nil {
 		return state.Memory{}, false, err
 	}
@@ -107,7 +107,7 @@ func (c *Controller) Project() string { return Project(c.cfg.Workspace.Root()) }
 
 // Memories are every memory the store keeps, as of now.
 func (c *Controller) Memories() (state.Memories, error) {
-	return storage.Memories(c.base, c.store)
+	return c.store.MemoriesNow(c.base)
 }
 
 // Forget removes a memory, named by its id or a prefix of it.

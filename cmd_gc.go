@@ -70,9 +70,10 @@ func gcCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	fs.BoolVar(&opts.Branches, "branches", false, "remove abandoned branches: versions on no path from the root to the head (or to a --keep version)")
 	fs.Var(&keep, "keep", "with --branches, keep ID:VERSION and every version before it (repeatable)")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "list what would go and the bytes it would free; change nothing")
+	memories := fs.Bool("memories", false, "fold away the memory log's removed memories and earlier texts, as 'retrace memory prune' does")
 	return func(ctx context.Context, c *cli, _ []string) error {
-		if older == "" && !opts.Branches {
-			return usagef("say what to remove: --older-than AGE (such as 90d), --branches, or both; --dry-run shows it first")
+		if older == "" && !opts.Branches && !*memories {
+			return usagef("say what to remove: --older-than AGE (such as 90d), --branches, --memories, or several; --dry-run shows it first")
 		}
 		if older != "" {
 			age, err := parseAge(older)
@@ -89,6 +90,16 @@ func gcCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			return err
 		}
 		defer open.Close()
+		if *memories {
+			rep, err := open.PruneMemories(ctx, opts.DryRun)
+			if err != nil {
+				return err
+			}
+			printPrune(c.stdout, rep)
+			if older == "" && !opts.Branches {
+				return nil
+			}
+		}
 		st, ok := open.(collector)
 		if !ok {
 			return fmt.Errorf("gc: %s cannot remove what it keeps", storeName(open))

@@ -25,6 +25,7 @@ func memoryCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	asJSON := fs.Bool("json", false, "print JSON: list gives [{id, project, text, source, created_at, updated_at}], log every entry")
 	everywhere := fs.Bool("everywhere", false, "add: keep the memory for every project, not only this one")
 	workspace := fs.String("workspace", "", "add: the project the memory is kept for, by a directory in it (default: the current directory)")
+	dryRun := fs.Bool("dry-run", false, "prune: say what would be folded away; change nothing")
 	return func(ctx context.Context, c *cli, args []string) error {
 		verb := "list"
 		if len(args) > 0 {
@@ -36,11 +37,14 @@ func memoryCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			min, max int
 		}{
 			"list": {"no arguments", 0, 0}, "log": {"no arguments", 0, 0}, "add": {"TEXT", 1, -1},
-			"rm": {"ID", 1, 1}, "edit": {"ID [TEXT]", 1, -1}, "restore": {"VERSION", 1, 1},
+			"rm": {"ID", 1, 1}, "edit": {"ID [TEXT]", 1, -1}, "restore": {"VERSION", 1, 1}, "prune": {"no arguments", 0, 0},
 		}
 		w, known := want[verb]
 		if !known {
-			return usagef("unknown action %q; want list, add TEXT, rm ID, edit ID [TEXT], log or restore VERSION", verb)
+			return usagef("unknown action %q; want list, add TEXT, rm ID, edit ID [TEXT], log, restore VERSION or prune", verb)
+		}
+		if *dryRun && verb != "prune" {
+			return usagef("--dry-run is for memory prune")
 		}
 		if len(args) < w.min || (w.max >= 0 && len(args) > w.max) {
 			return usagef("memory %s takes %s", verb, w.shape)
@@ -107,6 +111,13 @@ func memoryCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 				return err
 			}
 			fmt.Fprintf(c.stdout, "memory %s is now: %s\n", kept.Memory.ID, inertLine(kept.Memory.Text))
+		case "prune":
+			rep, err := st.PruneMemories(ctx, *dryRun)
+			if err != nil {
+				return err
+			}
+			printPrune(c.stdout, rep)
+			return nil
 		case "restore":
 			v, err := strconv.Atoi(strings.TrimPrefix(args[0], "v"))
 			if err != nil {
@@ -116,6 +127,25 @@ func memoryCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		}
 		return nil
 	}
+}
+
+// printPrune says what a prune of the memory log folded away, or would.
+func printPrune(w io.Writer, rep storage.MemoryPrune) {
+	if !rep.Changed() {
+		fmt.Fprintf(w, "nothing to prune: the memory log holds %s, one entry each\n", transcript.Count(rep.Kept, "memory"))
+		return
+	}
+	verb, gone := "folded", "are gone"
+	if rep.DryRun {
+		verb, gone = "would fold", "would go"
+	}
+	fmt.Fprintf(w, "%s the memory log's %s into %s: the entries of %s removed since, and the earlier texts of edited ones, %s; the memories kept now stay as they are\n",
+		verb, transcript.Count(rep.Entries, "entry"), transcript.Count(rep.Kept, "entry"), transcript.Count(rep.Forgotten, "memory"), gone)
+	if rep.DryRun {
+		fmt.Fprintln(w, "nothing was changed (run it again without --dry-run); after it, 'retrace memory restore' reaches only the versions of the pruned log")
+		return
+	}
+	fmt.Fprintf(w, "the log's versions now run v1 to v%d: 'retrace memory restore' reaches only those\n", rep.Kept)
 }
 
 // changeMemory appends ev and says what it did.

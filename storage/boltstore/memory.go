@@ -21,7 +21,8 @@ import (
 // A Store's first append reads the whole log and folds it before it
 // writes, so a damaged entry is found, and never written after, as a
 // session's records are checked before its first write; later appends,
-// and every read of the memories as they are, start from the snapshot.
+// and every read of the memories as they are, start from the snapshot,
+// which an append keeps anew every storage.MemorySnapshotEvery entries.
 // The log's entries name their version, so one moved to another key is
 // told from the one that belongs there.
 
@@ -36,14 +37,14 @@ func (s *Store) AppendMemory(ctx context.Context, ev state.MemoryEvent) (state.M
 		if err != nil {
 			return err
 		}
-		var cur state.Memories
+		cur, base := state.Memories{}, -1
 		if !s.memoryChecked || ev.Kind == state.MemoryRestored {
 			// A restore brings back a version only the whole log knows.
 			if cur, err = s.foldMemory(b); err == nil {
 				s.memoryChecked = true
 			}
 		} else {
-			cur, err = s.memoriesNowIn(tx, b)
+			cur, base, err = s.memoriesNowIn(tx, b)
 		}
 		if err != nil {
 			return err
@@ -59,6 +60,9 @@ func (s *Store) AppendMemory(ctx context.Context, ev state.MemoryEvent) (state.M
 		b.FillPercent = 1.0 // appended in key order, never inserted between
 		if err := b.Put(versionKey(kept.Version), rec); err != nil {
 			return err
+		}
+		if !storage.SnapshotDue(kept.Version, base) {
+			return nil
 		}
 		return keepMemorySnapshot(tx, next, rec)
 	})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 
 	bolt "go.etcd.io/bbolt"
@@ -14,11 +15,12 @@ import (
 )
 
 // The memory log's snapshot (storage.MemorySnapshot) is derived data in a
-// bucket of its own. A file without it (one an older build made, or one
-// recovered) is read by folding the whole log until the next append
-// keeps one. An older build that appends leaves it behind its log: the
-// entries after it are applied, or, when they cannot be, the log is
-// folded. So the bucket needs no new schema.
+// bucket of its own. A file without it (one an older build made) is read
+// by folding the whole log until the next append keeps one. An older
+// build that appends leaves it further behind its log, as a newer one
+// does between snapshots: the entries after it are applied, or, when
+// they cannot be (a restore), the log is folded. So the bucket needs no
+// new schema.
 var (
 	memoryNowBucket = []byte("memory-now")
 	memoryNowKey    = []byte("now")
@@ -40,7 +42,8 @@ func (s *Store) MemoriesNow(ctx context.Context) (state.Memories, error) {
 		if err != nil {
 			return err
 		}
-		m, err = s.memoriesAfterSnapshot(tx, b)
+		now, err := s.memoriesAfterSnapshot(tx, b)
+		m = now.Memories
 		return err
 	})
 	if errors.Is(err, errWholeLog) {
@@ -63,56 +66,66 @@ func (s *Store) MemoriesNow(ctx context.Context) (state.Memories, error) {
 }
 
 // memoriesNowIn is MemoriesNow inside a transaction whose scope walked
-// the whole log.
-func (s *Store) memoriesNowIn(tx *bolt.Tx, b *bolt.Bucket) (state.Memories, error) {
-	m, err := s.memoriesAfterSnapshot(tx, b)
+// the whole log, and the version of the snapshot it started from: -1
+// when it folded the whole log.
+func (s *Store) memoriesNowIn(tx *bolt.Tx, b *bolt.Bucket) (state.Memories, int, error) {
+	now, err := s.memoriesAfterSnapshot(tx, b)
 	if errors.Is(err, errWholeLog) {
-		return s.foldMemory(b)
+		m, err := s.foldMemory(b)
+		return m, -1, err
 	}
-	return m, err
+	return now.Memories, now.Base, err
 }
 
 // memoriesAfterSnapshot is the snapshot with the log's entries after it
 // applied, or errWholeLog. Only damage on the way to what it reads, in
 // the file's pages, is an error of its own.
-func (s *Store) memoriesAfterSnapshot(tx *bolt.Tx, b *bolt.Bucket) (state.Memories, error) {
+func (s *Store) memoriesAfterSnapshot(tx *bolt.Tx, b *bolt.Bucket) (based, error) {
 	snap, ok := readMemorySnapshot(tx)
 	if !ok {
-		return state.Memories{}, errWholeLog
+		return based{}, errWholeLog
 	}
 	last, err := s.lastMemory(b)
 	if err != nil {
-		return state.Memories{}, err
+		return based{}, err
 	}
-	if snap.Version > last {
-		return state.Memories{}, errWholeLog
+	if snap.Version > last || last-snap.Version > 2*storage.MemorySnapshotEvery {
+		// Ahead of the log, or far behind it (an older build appended):
+		// the whole log costs about as much.
+		return based{}, errWholeLog
 	}
 	if snap.Version > 0 {
 		raw, err := s.memoryEntry(b, snap.Version)
 		if err != nil {
-			return state.Memories{}, err
+			return based{}, err
 		}
 		if _, err := decodeMemory(raw, snap.Version); err != nil || entrySum(raw) != snap.Entry {
-			return state.Memories{}, errWholeLog
+			return based{}, errWholeLog
 		}
 	}
 	var tail []state.MemoryEvent
 	for v := snap.Version + 1; v <= last; v++ {
 		raw, err := s.memoryEntry(b, v)
 		if err != nil {
-			return state.Memories{}, err
+			return based{}, err
 		}
 		ev, err := decodeMemory(raw, v)
 		if err != nil {
-			return state.Memories{}, errWholeLog // the whole read names it
+			return based{}, errWholeLog // the whole read names it
 		}
 		tail = append(tail, ev)
 	}
 	m, ok := storage.MemoriesAfter(snap, tail)
 	if !ok {
-		return state.Memories{}, errWholeLog
+		return based{}, errWholeLog
 	}
-	return m, nil
+	return based{m, snap.Version}, nil
+}
+
+// based is memories read from the snapshot of version Base.
+type based struct {
+	state.Memories
+	Base int
 }
 
 // lastMemory is the log's last version, 0 when it is empty.
@@ -171,35 +184,33 @@ func decodeMemorySnapshot(raw []byte) (storage.MemorySnapshot, error) {
 	return storage.DecodeMemorySnapshot(p)
 }
 
-// keepMemorySnapshot keeps next as the snapshot of the log whose last
-// entry is rec (nil for an empty log).
+// keepMemorySnapshot keeps next as the snapshot of the log whose entry
+// at next's version is rec (nil for an empty log).
 func keepMemorySnapshot(tx *bolt.Tx, next state.Memories, rec []byte) error {
-	js, err := storage.EncodeMemorySnapshot(next, entrySum(rec))
-	if err != nil {
-		return err
-	}
+	p := storage.EncodeMemorySnapshot(next, entrySum(rec))
 	nb, err := tx.CreateBucketIfNotExists(memoryNowBucket)
 	if err != nil {
 		return err
 	}
-	return nb.Put(memoryNowKey, seal(append(make([]byte, sealSize, sealSize+len(js)), js...)))
+	return nb.Put(memoryNowKey, seal(append(make([]byte, sealSize, sealSize+len(p)), p...)))
 }
 
-// verifyMemorySnapshot checks the snapshot against the fold of the whole
-// log, m, whose last entry is last: damage in it is derived, and passed
-// over by every read.
-func (s *Store) verifyMemorySnapshot(tx *bolt.Tx, m state.Memories, last []byte) error {
+// verifyMemorySnapshot checks the snapshot against m, the whole log
+// folded (every version known), in mb: it must be what the log's entries
+// make of its version. Damage in it is derived, and passed over by every
+// read.
+func (s *Store) verifyMemorySnapshot(tx *bolt.Tx, m state.Memories, mb *bolt.Bucket) error {
 	nb := tx.Bucket(memoryNowBucket)
 	if nb == nil {
 		return nil
 	}
-	damaged := func(reason string) error {
-		return &storage.CorruptError{Path: s.path, Reason: "the memory log's snapshot " + reason, Derived: true}
+	damaged := func(format string, args ...any) error {
+		return &storage.CorruptError{Path: s.path, Reason: "the memory log's snapshot " + fmt.Sprintf(format, args...), Derived: true}
 	}
 	var stray error
 	_ = nb.ForEach(func(k, _ []byte) error {
 		if !bytes.Equal(k, memoryNowKey) && stray == nil {
-			stray = damaged("bucket holds a stray key")
+			stray = damaged("bucket holds a stray key %x", k)
 		}
 		return nil
 	})
@@ -210,15 +221,17 @@ func (s *Store) verifyMemorySnapshot(tx *bolt.Tx, m state.Memories, last []byte)
 	if raw == nil {
 		return nil
 	}
-	if _, err := decodeMemorySnapshot(raw); err != nil {
-		return damaged(err.Error())
-	}
-	js, err := storage.EncodeMemorySnapshot(m, entrySum(last))
+	snap, err := decodeMemorySnapshot(raw)
 	if err != nil {
-		return err
+		return damaged("%v", err)
 	}
-	if p, _ := unseal(raw); !bytes.Equal(p, js) {
-		return damaged("is not what the log's entries make")
+	then, ok := m.At(snap.Version)
+	if !ok {
+		return damaged("is of v%d, past the log's end (v%d)", snap.Version, m.Version)
+	}
+	want := storage.EncodeMemorySnapshot(state.Folded(snap.Version, then), entrySum(mb.Get(versionKey(snap.Version))))
+	if p, _ := unseal(raw); !bytes.Equal(p, want) {
+		return damaged("is not what the log's entries make of v%d", snap.Version)
 	}
 	return nil
 }

@@ -17,11 +17,8 @@ var SchemaVersion = schemaVersion
 // entry, as the store's, whatever the log holds: for the tests.
 func PutMemorySnapshot(ctx context.Context, s *Store, m state.Memories, entry uint64) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		body, err := storage.EncodeMemorySnapshot(m, entry)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, "UPDATE retrace_memory_now SET body = $1, crc = $2", body, snapshotCRC(body))
+		body := storage.EncodeMemorySnapshot(m, entry)
+		_, err := tx.Exec(ctx, "UPDATE retrace_memory_now SET body = $1, crc = $2", body, snapshotCRC(body))
 		return err
 	})
 }

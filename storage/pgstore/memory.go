@@ -15,8 +15,9 @@ import (
 // its snapshot another (0003_memory_now.sql). An append locks the log
 // against other appends (reads go on), reads the memories as they are
 // (the whole log, checked row by row, at a Store's first append or for a
-// restore; from the snapshot after), inserts the next version and keeps
-// the snapshot, in one transaction.
+// restore; from the snapshot after), inserts the next version and, every
+// storage.MemorySnapshotEvery versions, keeps a new snapshot, in one
+// transaction.
 
 // AppendMemory keeps ev as the memory log's next version.
 func (s *Store) AppendMemory(ctx context.Context, ev state.MemoryEvent) (state.MemoryEvent, error) {
@@ -25,7 +26,7 @@ func (s *Store) AppendMemory(ctx context.Context, ev state.MemoryEvent) (state.M
 		if err := s.lockMemory(ctx, tx); err != nil {
 			return err
 		}
-		var cur state.Memories
+		cur, base := state.Memories{}, -1
 		var err error
 		if !s.memoryChecked.Load() || ev.Kind == state.MemoryRestored {
 			// A restore brings back a version only the whole log knows.
@@ -33,7 +34,7 @@ func (s *Store) AppendMemory(ctx context.Context, ev state.MemoryEvent) (state.M
 				s.memoryChecked.Store(true)
 			}
 		} else {
-			cur, err = s.memoriesNowIn(ctx, tx)
+			cur, base, err = s.memoriesNowIn(ctx, tx)
 		}
 		if err != nil {
 			return err
@@ -49,6 +50,9 @@ func (s *Store) AppendMemory(ctx context.Context, ev state.MemoryEvent) (state.M
 		crc := memoryCRC(kept.Version, body)
 		if _, err = tx.Exec(ctx, "INSERT INTO retrace_memory (version, body, crc) VALUES ($1, $2, $3)", kept.Version, body, crc); err != nil {
 			return err
+		}
+		if !storage.SnapshotDue(kept.Version, base) {
+			return nil
 		}
 		return keepMemorySnapshot(ctx, tx, next, crc)
 	})

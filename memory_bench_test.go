@@ -21,9 +21,10 @@ import (
 // answer) in a database whose memory log is empty, holds 2,000 memories
 // of 1.9 KB for the project (what a model flooding remember calls left
 // before the caps), or the same 2,000 restored away (2,001 entries, none
-// kept). Then the memories alone, read by a fresh store: from the
-// snapshot (MemoriesNow, what a task start reads) and by folding the
-// whole log (storage.Memories, what a restore reads).
+// kept); then `retrace memory add`, which folds the whole log once, as a
+// process's first append does. Then the memories alone, read by a fresh
+// store: from the snapshot (MemoriesNow, what a task start reads) and by
+// folding the whole log (storage.Memories, what a restore reads).
 func BenchmarkTaskStartWithALargeMemoryLog(b *testing.B) {
 	b.Setenv("XDG_CONFIG_HOME", b.TempDir())
 	b.Setenv("OPENAI_API_KEY", "")
@@ -45,6 +46,18 @@ func BenchmarkTaskStartWithALargeMemoryLog(b *testing.B) {
 				srv.Enqueue(llmserver.TextReply("Done."))
 				var out, errOut bytes.Buffer
 				args := []string{"run", "--db", db, "--workspace", ws, "--base-url", srv.URL(), "--model", "gpt-test", "what is this project?"}
+				if code := run(context.Background(), args, strings.NewReader(""), &out, &errOut); code != exitOK {
+					b.Fatalf("exit %d: %s", code, errOut.String())
+				}
+			}
+		})
+		b.Run(c.name+"/retrace memory add", func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				var out, errOut bytes.Buffer
+				args := []string{"memory", "add", "--db", db, "--workspace", ws, fmt.Sprintf("fact %d of a benchmark", i)}
 				if code := run(context.Background(), args, strings.NewReader(""), &out, &errOut); code != exitOK {
 					b.Fatalf("exit %d: %s", code, errOut.String())
 				}

@@ -235,6 +235,23 @@ func (m Memories) Holding(x Memory) (Memory, bool) {
 	return Memory{}, false
 }
 
+// CheckMemories checks a list of memories as a log of their adds would:
+// each with an id of its own, a text within bounds and its times in
+// order. It is what a snapshot of the log is held to when it is read.
+func CheckMemories(list []Memory) error {
+	seen := make(map[string]bool, len(list))
+	for i, x := range list {
+		if err := checkMemory(x); err != "" {
+			return fmt.Errorf("memory %d: %s", i+1, err)
+		}
+		if seen[x.ID] {
+			return fmt.Errorf("memory %d: memory %s is there already", i+1, x.ID)
+		}
+		seen[x.ID] = true
+	}
+	return nil
+}
+
 func checkMemory(x Memory) string {
 	switch {
 	case x.ID == "":

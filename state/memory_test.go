@@ -268,3 +268,29 @@ func BenchmarkFoldMemories(b *testing.B) {
 		}
 	}
 }
+
+// A snapshot's memories are held to what a log of their adds would be.
+func TestCheckMemories(t *testing.T) {
+	good := []state.Memory{memory("m1", "", "one"), memory("m2", "/src/app", "two")}
+	if err := state.CheckMemories(good); err != nil {
+		t.Fatal(err)
+	}
+	if err := state.CheckMemories(nil); err != nil {
+		t.Fatal(err)
+	}
+	backwards := memory("m3", "", "x")
+	backwards.UpdatedAt = memoryT0.Add(-time.Second)
+	for _, c := range []struct {
+		list []state.Memory
+		says string
+	}{
+		{[]state.Memory{good[0], good[1], good[0]}, "memory 3: memory m1 is there already"},
+		{[]state.Memory{good[0], memory("", "", "x")}, "memory 2: the memory has no id"},
+		{[]state.Memory{memory("m9", "", strings.Repeat("x", state.MaxMemory+1))}, "memory 1: the memory is"},
+		{[]state.Memory{good[1], backwards}, "memory 2: the memory's times are out of order"},
+	} {
+		if err := state.CheckMemories(c.list); err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%v; want it to say %q", err, c.says)
+		}
+	}
+}

@@ -85,24 +85,20 @@ func DecodeMemorySnapshot(b []byte) (MemorySnapshot, error) {
 		return bad("a bad header")
 	}
 	snap.Version, snap.Entry = int(v), entry
-	adds := make([]state.MemoryEvent, 0, n)
-	for i := range n {
+	snap.Memories = make([]state.Memory, 0, n)
+	for range n {
 		x := state.Memory{ID: r.str(), Project: r.str(), Text: r.str(), Source: r.str(), CreatedAt: r.time(), UpdatedAt: r.time()}
 		if r.err {
 			return bad("it is cut short")
 		}
-		adds = append(adds, state.MemoryEvent{Version: int(i) + 1, Kind: state.MemoryAdded, At: x.UpdatedAt, Memory: x})
+		snap.Memories = append(snap.Memories, x)
 	}
 	if len(r.b) != 0 {
 		return bad("bytes after its end")
 	}
-	// The memories are checked as a log of their adds would be: each id
-	// once, each text within bounds, times in order.
-	m, err := state.FoldMemories(adds)
-	if err != nil {
+	if err := state.CheckMemories(snap.Memories); err != nil {
 		return bad(err.Error())
 	}
-	snap.Memories = m.List
 	return snap, nil
 }
 

@@ -67,13 +67,14 @@ func TestAMemoryFloodIsCapped(t *testing.T) {
 			t.Fatalf("exit %d\n%s", r.code, r.stderr)
 		}
 	}
+	// Allowing remember does not lift the cap: only --yes answers it.
 	before := len(e.srv.Requests())
 	e.srv.Enqueue(flood(999, 2), llmserver.TextReply("Done."))
-	r = e.run(t, "", "read the docs")
+	r = e.run(t, "", "--allow", "remember", "read the docs")
 	if got := len(memories()); r.code != exitOK || got != most {
 		t.Fatalf("exit %d; the project holds %d memories, past its cap of %d\n%s", r.code, got, most, r.stderr)
 	}
-	if !strings.Contains(r.stderr, fmt.Sprintf("this project already holds %d memories", most)) {
+	if !strings.Contains(r.stderr, fmt.Sprintf("this project already holds %d memories", most)) || !strings.Contains(r.stderr, "only --yes approves it") {
 		t.Fatalf("the user is not told the project's cap:\n%s", r.stderr)
 	}
 	if got := toolResult(t, e.srv.Requests()[before+1], "call_999_0"); !strings.Contains(got, "memory prune") {

@@ -140,10 +140,8 @@ func (m Memories) apply(ev MemoryEvent, grow bool) (Memories, error) {
 			return fail("memory %s is there already", ev.Memory.ID)
 		case ev.Kind == MemoryEdited && i < 0:
 			return fail("there is no memory %s", ev.Memory.ID)
-		case ev.Kind == MemoryAdded && grow:
-			list = append(list, ev.Memory)
 		case ev.Kind == MemoryAdded:
-			list = append(slices.Clip(list), ev.Memory)
+			list = addTo(list, ev.Memory, grow)
 		default:
 			list = slices.Clone(list)
 			list[i] = ev.Memory
@@ -166,25 +164,38 @@ func (m Memories) apply(ev MemoryEvent, grow bool) (Memories, error) {
 		return fail("unknown kind")
 	}
 	out := Memories{Version: ev.Version, List: list}
-	switch {
-	case !m.Whole():
-		// Folded: the versions before are not known, nor is this one.
-	case grow:
-		out.sets = append(m.sets, m.List)
-	default:
-		out.sets = append(slices.Clip(m.sets), m.List)
+	// Folded, the versions before are not known, nor is this one. (Ifs,
+	// not a tagless switch, so that mutation testing runs the conditions:
+	// go-gremlins/gremlins#298.)
+	if m.Whole() {
+		sets := m.sets
+		if !grow {
+			sets = slices.Clip(sets)
+		}
+		out.sets = append(sets, m.List)
 	}
 	return out, nil
+}
+
+// addTo appends x to list: in place with grow set, else into a copy.
+func addTo(list []Memory, x Memory, grow bool) []Memory {
+	if !grow {
+		list = slices.Clip(list)
+	}
+	return append(list, x)
 }
 
 // At returns the memories version v held (0 being none), or false when
 // the log has not reached v. A Memories that is not Whole knows its own
 // version's alone.
 func (m Memories) At(v int) ([]Memory, bool) {
-	switch {
-	case v == m.Version:
+	if v < 0 || v > m.Version {
+		return nil, false
+	}
+	if v == m.Version {
 		return m.List, true
-	case v < 0 || v > m.Version || !m.Whole():
+	}
+	if !m.Whole() {
 		return nil, false
 	}
 	return m.sets[v], true

@@ -55,11 +55,12 @@ func BenchmarkTaskStartWithALargeMemoryLog(b *testing.B) {
 				task()
 			}
 		})
+		added := 0 // across the runs -count makes of each: every text new
 		b.Run(c.name+"/retrace memory add", func(b *testing.B) {
 			b.ReportAllocs()
-			i := 0
 			for b.Loop() {
-				i++
+				added++
+				i := added
 				var out, errOut bytes.Buffer
 				args := []string{"memory", "add", "--db", db, "--workspace", ws, fmt.Sprintf("fact %d of a benchmark", i)}
 				if code := run(context.Background(), args, strings.NewReader(""), &out, &errOut); code != exitOK {

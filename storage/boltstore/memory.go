@@ -40,8 +40,13 @@ func (s *Store) AppendMemory(ctx context.Context, ev state.MemoryEvent) (state.M
 		cur, base := state.Memories{}, -1
 		if !s.memoryChecked || ev.Kind == state.MemoryRestored {
 			// A restore brings back a version only the whole log knows.
+			// The snapshot is checked against the fold: a sound one
+			// need not be kept anew.
 			if cur, err = s.foldMemory(b); err == nil {
 				s.memoryChecked = true
+				if v, serr := s.verifyMemorySnapshot(tx, cur, b); serr == nil {
+					base = v
+				}
 			}
 		} else {
 			cur, base, err = s.memoriesNowIn(tx, b)

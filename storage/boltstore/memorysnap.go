@@ -197,29 +197,25 @@ func keepMemorySnapshot(tx *bolt.Tx, next state.Memories, rec []byte) error {
 
 // verifyMemorySnapshot checks the snapshot against m, the whole log
 // folded (every version known), in mb: it must be what the log's entries
-// make of its version. Damage in it is derived, and passed over by every
-// read.
-func (s *Store) verifyMemorySnapshot(tx *bolt.Tx, m state.Memories, mb *bolt.Bucket) error {
+// make of its version. It returns that version, -1 when there is no
+// snapshot. Damage in it is derived, and passed over by every read.
+func (s *Store) verifyMemorySnapshot(tx *bolt.Tx, m state.Memories, mb *bolt.Bucket) (int, error) {
 	nb := tx.Bucket(memoryNowBucket)
 	if nb == nil {
-		return nil
+		return -1, nil
 	}
-	damaged := func(format string, args ...any) error {
-		return &storage.CorruptError{Path: s.path, Reason: "the memory log's snapshot " + fmt.Sprintf(format, args...), Derived: true}
+	damaged := func(format string, args ...any) (int, error) {
+		return -1, &storage.CorruptError{Path: s.path, Reason: "the memory log's snapshot " + fmt.Sprintf(format, args...), Derived: true}
 	}
-	var stray error
-	_ = nb.ForEach(func(k, _ []byte) error {
-		if !bytes.Equal(k, memoryNowKey) && stray == nil {
-			stray = damaged("bucket holds a stray key %x", k)
-		}
-		return nil
-	})
-	if stray != nil {
-		return stray
+	if k, _ := nb.Cursor().First(); k != nil && !bytes.Equal(k, memoryNowKey) {
+		return damaged("bucket holds a stray key %x", k)
+	}
+	if k, _ := nb.Cursor().Last(); k != nil && !bytes.Equal(k, memoryNowKey) {
+		return damaged("bucket holds a stray key %x", k)
 	}
 	raw := nb.Get(memoryNowKey)
 	if raw == nil {
-		return nil
+		return -1, nil
 	}
 	snap, err := decodeMemorySnapshot(raw)
 	if err != nil {
@@ -233,5 +229,5 @@ func (s *Store) verifyMemorySnapshot(tx *bolt.Tx, m state.Memories, mb *bolt.Buc
 	if p, _ := unseal(raw); !bytes.Equal(p, want) {
 		return damaged("is not what the log's entries make of v%d", snap.Version)
 	}
-	return nil
+	return snap.Version, nil
 }

@@ -184,3 +184,47 @@ func TestRecoverStopsAtAMemoryThatDoesNotFollow(t *testing.T) {
 		t.Fatalf("the recovered memories now: %+v", now)
 	}
 }
+
+// A snapshot is kept every storage.MemorySnapshotEvery entries: a
+// Store's first append, which folds the whole log, keeps a sound one
+// where it is, and the append that reaches the interval keeps a new one.
+func TestAMemorySnapshotIsKeptEverySoManyEntries(t *testing.T) {
+	ctx := context.Background()
+	path := memoryFile(t, 5) // v1 to v6; the snapshot at v1, the first append's
+	snapshotAt := func() int {
+		t.Helper()
+		v := -1
+		withBolt(t, path, func(tx *bolt.Tx) error {
+			if snap, ok := readMemorySnapshot(tx); ok {
+				v = snap.Version
+			}
+			return nil
+		})
+		return v
+	}
+	if v := snapshotAt(); v != 1 {
+		t.Fatalf("the snapshot is at v%d, want v1", v)
+	}
+	st, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 7; i <= 1+storage.MemorySnapshotEvery; i++ {
+		if _, err := st.AppendMemory(ctx, state.MemoryEvent{Kind: state.MemoryAdded, Memory: state.Memory{Text: fmt.Sprintf("more %d", i)}}); err != nil {
+			t.Fatal(err)
+		}
+		want := 1
+		if i == 1+storage.MemorySnapshotEvery {
+			want = i
+		}
+		st.Close()
+		if v := snapshotAt(); v != want {
+			t.Fatalf("after v%d the snapshot is at v%d, want v%d", i, v, want)
+		}
+		if st, err = Open(path, Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	nowIsTheFold(t, path)
+}

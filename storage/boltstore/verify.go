@@ -99,7 +99,7 @@ func (s *Store) checkAll(tx *bolt.Tx, events bool) error {
 	} else if events {
 		// Derived, as a session's snapshots: Verify reports it, and it
 		// holds back no write.
-		if err := s.verifyMemorySnapshot(tx, m, mb); err != nil {
+		if _, err := s.verifyMemorySnapshot(tx, m, mb); err != nil {
 			problems = append(problems, err)
 		}
 	}

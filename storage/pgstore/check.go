@@ -54,7 +54,7 @@ func (s *Store) Check(ctx context.Context) (storage.CheckReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	if err := s.checkMemorySnapshot(ctx, m); err != nil {
+	if _, err := s.checkMemorySnapshot(ctx, s.pool, m); err != nil {
 		return rep, err
 	}
 	rep.Memories = len(log)

@@ -30,8 +30,13 @@ func (s *Store) AppendMemory(ctx context.Context, ev state.MemoryEvent) (state.M
 		var err error
 		if !s.memoryChecked.Load() || ev.Kind == state.MemoryRestored {
 			// A restore brings back a version only the whole log knows.
+			// The snapshot is checked against the fold: a sound one
+			// need not be kept anew.
 			if cur, err = s.foldMemory(ctx, tx); err == nil {
 				s.memoryChecked.Store(true)
+				if v, serr := s.checkMemorySnapshot(ctx, tx, cur); serr == nil {
+					base = v
+				}
 			}
 		} else {
 			cur, base, err = s.memoriesNowIn(ctx, tx)

@@ -114,19 +114,20 @@ func snapshotCRC(body []byte) int64 { return crcBuf(nil).str(string(body)).sum()
 
 // checkMemorySnapshot checks the snapshot against m, the whole log
 // folded (every version known): it must be what the log's rows make of
-// its version. Damage in it is derived, and passed over by every read.
-func (s *Store) checkMemorySnapshot(ctx context.Context, m state.Memories) error {
-	damaged := func(format string, args ...any) error {
-		return &storage.CorruptError{Path: s.where, Reason: "the memory log's snapshot " + fmt.Sprintf(format, args...), Derived: true}
+// its version. It returns that version, -1 when there is no snapshot.
+// Damage in it is derived, and passed over by every read.
+func (s *Store) checkMemorySnapshot(ctx context.Context, q querier, m state.Memories) (int, error) {
+	damaged := func(format string, args ...any) (int, error) {
+		return -1, &storage.CorruptError{Path: s.where, Reason: "the memory log's snapshot " + fmt.Sprintf(format, args...), Derived: true}
 	}
 	var body []byte
 	var crc int64
-	err := s.pool.QueryRow(ctx, "SELECT body, crc FROM retrace_memory_now WHERE id = 1").Scan(&body, &crc)
+	err := q.QueryRow(ctx, "SELECT body, crc FROM retrace_memory_now WHERE id = 1").Scan(&body, &crc)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil
+		return -1, nil
 	}
 	if err != nil {
-		return s.wrap(err, "read the memory log's snapshot", "")
+		return -1, s.wrap(err, "read the memory log's snapshot", "")
 	}
 	if snapshotCRC(body) != crc {
 		return damaged("fails its checksum")
@@ -141,12 +142,12 @@ func (s *Store) checkMemorySnapshot(ctx context.Context, m state.Memories) error
 	}
 	var last int64
 	if snap.Version > 0 {
-		if err := s.pool.QueryRow(ctx, "SELECT crc FROM retrace_memory WHERE version = $1", snap.Version).Scan(&last); err != nil {
-			return s.wrap(err, "read the memory log", "")
+		if err := q.QueryRow(ctx, "SELECT crc FROM retrace_memory WHERE version = $1", snap.Version).Scan(&last); err != nil {
+			return -1, s.wrap(err, "read the memory log", "")
 		}
 	}
 	if !bytes.Equal(body, storage.EncodeMemorySnapshot(state.Folded(snap.Version, then), uint64(last))) {
 		return damaged("is not what the log's rows make of v%d", snap.Version)
 	}
-	return nil
+	return snap.Version, nil
 }

@@ -30,10 +30,13 @@ import (
 // applies at most this many entries past one.
 const MemorySnapshotEvery = 32
 
-// SnapshotDue reports whether the append that made version v keeps a new
-// snapshot, the memories it followed having been read from a snapshot of
-// version base, or from the whole log (base -1).
-func SnapshotDue(v, base int) bool { return base < 0 || v-base >= MemorySnapshotEvery }
+// SnapshotDue reports whether the append of ev keeps a new snapshot, the
+// memories it followed having been read from a snapshot of version base,
+// or from the whole log (base -1). A restore always does: a read whose
+// entries after the snapshot hold one must fold the whole log.
+func SnapshotDue(ev state.MemoryEvent, base int) bool {
+	return base < 0 || ev.Kind == state.MemoryRestored || ev.Version-base >= MemorySnapshotEvery
+}
 
 // MemorySnapshot is the memory log folded at Version.
 type MemorySnapshot struct {

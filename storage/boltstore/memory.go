@@ -66,7 +66,7 @@ func (s *Store) AppendMemory(ctx context.Context, ev state.MemoryEvent) (state.M
 		if err := b.Put(versionKey(kept.Version), rec); err != nil {
 			return err
 		}
-		if !storage.SnapshotDue(kept.Version, base) {
+		if !storage.SnapshotDue(kept, base) {
 			return nil
 		}
 		return keepMemorySnapshot(tx, next, rec)

@@ -225,6 +225,14 @@ func TestAMemorySnapshotIsKeptEverySoManyEntries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A restore keeps one at once: the entries after a snapshot cannot
+	// hold one for a read to apply.
+	if _, err := st.AppendMemory(ctx, state.MemoryEvent{Kind: state.MemoryRestored, To: 3}); err != nil {
+		t.Fatal(err)
+	}
 	st.Close()
+	if v := snapshotAt(); v != 2+storage.MemorySnapshotEvery {
+		t.Fatalf("after a restore at v%d the snapshot is at v%d", 2+storage.MemorySnapshotEvery, v)
+	}
 	nowIsTheFold(t, path)
 }

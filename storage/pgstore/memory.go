@@ -56,7 +56,7 @@ func (s *Store) AppendMemory(ctx context.Context, ev state.MemoryEvent) (state.M
 		if _, err = tx.Exec(ctx, "INSERT INTO retrace_memory (version, body, crc) VALUES ($1, $2, $3)", kept.Version, body, crc); err != nil {
 			return err
 		}
-		if !storage.SnapshotDue(kept.Version, base) {
+		if !storage.SnapshotDue(kept, base) {
 			return nil
 		}
 		return keepMemorySnapshot(ctx, tx, next, crc)

@@ -327,7 +327,7 @@ func derivedPages(t *testing.T, b []byte) map[int]bool {
 		t.Fatalf("the good file has no memory snapshot (%v)", err)
 	}
 	at := bytes.Index(b, value)
-	if at < 0 || bytes.Index(b[at+1:], value) >= 0 {
+	if at < 0 || bytes.Contains(b[at+1:], value) {
 		t.Fatal("the memory snapshot's value is not found once in the good file")
 	}
 	pages := map[int]bool{}

@@ -60,57 +60,11 @@ func memoryCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		case "log":
 			return memoryLog(ctx, c, st, *asJSON)
 		case "add":
-			dir := *workspace
-			if dir == "" {
-				if dir, err = os.Getwd(); err != nil {
-					return err
-				}
-			}
-			// Resolved as a session's workspace is: a memory added from a
-			// path through a link is for the project the sessions there see.
-			ws, err := tools.NewWorkspace(dir)
-			if err != nil {
-				return err
-			}
-			secret, err := c.secret()
-			if err != nil {
-				return err
-			}
-			m, known, err := session.Remember(ctx, st, ws.Root(), strings.Join(args, " "), *everywhere, "retrace memory", secret)
-			if err != nil {
-				return err
-			}
-			if known {
-				fmt.Fprintf(c.stdout, "already remembered as %s %s; nothing new was kept: %s\n", m.ID, scopeOf(m), inertLine(m.Text))
-				return nil
-			}
-			fmt.Fprintf(c.stdout, "remembered %s %s: %s\n", m.ID, scopeOf(m), inertLine(m.Text))
+			return addMemory(ctx, c, st, *workspace, strings.Join(args, " "), *everywhere)
 		case "rm":
 			return changeMemory(ctx, c, st, state.MemoryEvent{Kind: state.MemoryRemoved, Memory: state.Memory{ID: args[0]}})
 		case "edit":
-			text := strings.Join(args[1:], " ")
-			if len(args) == 1 {
-				// Read whole (within reason) and trimmed before the memory's
-				// own length is checked: cut first, a long text would be kept
-				// short without a word.
-				b, err := io.ReadAll(io.LimitReader(c.stdin, maxMemoryInput+1))
-				if err != nil {
-					return err
-				}
-				if len(b) > maxMemoryInput {
-					return fmt.Errorf("memory edit: more than %d KiB on standard input; a memory is at most %d bytes", maxMemoryInput>>10, state.MaxMemory)
-				}
-				text = strings.TrimSpace(string(b))
-			}
-			secret, err := c.secret()
-			if err != nil {
-				return err
-			}
-			kept, err := session.EditMemory(ctx, st, args[0], text, secret)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(c.stdout, "memory %s is now: %s\n", kept.Memory.ID, inertLine(kept.Memory.Text))
+			return editMemory(ctx, c, st, args[0], args[1:])
 		case "prune":
 			rep, err := st.PruneMemories(ctx, *dryRun)
 			if err != nil {
@@ -127,6 +81,66 @@ func memoryCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		}
 		return nil
 	}
+}
+
+// addMemory keeps text for the project of the directory dir (the current
+// one when empty), or with everywhere set for every project.
+func addMemory(ctx context.Context, c *cli, st storage.Store, dir, text string, everywhere bool) error {
+	var err error
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return err
+		}
+	}
+	// Resolved as a session's workspace is: a memory added from a path
+	// through a link is for the project the sessions there see.
+	ws, err := tools.NewWorkspace(dir)
+	if err != nil {
+		return err
+	}
+	secret, err := c.secret()
+	if err != nil {
+		return err
+	}
+	m, known, err := session.Remember(ctx, st, ws.Root(), text, everywhere, "retrace memory", secret)
+	if err != nil {
+		return err
+	}
+	if known {
+		fmt.Fprintf(c.stdout, "already remembered as %s %s; nothing new was kept: %s\n", m.ID, scopeOf(m), inertLine(m.Text))
+		return nil
+	}
+	fmt.Fprintf(c.stdout, "remembered %s %s: %s\n", m.ID, scopeOf(m), inertLine(m.Text))
+	return nil
+}
+
+// editMemory gives the memory id the text of words or, with none, of
+// standard input.
+func editMemory(ctx context.Context, c *cli, st storage.Store, id string, words []string) error {
+	text := strings.Join(words, " ")
+	if len(words) == 0 {
+		// Read whole (within reason) and trimmed before the memory's own
+		// length is checked: cut first, a long text would be kept short
+		// without a word.
+		b, err := io.ReadAll(io.LimitReader(c.stdin, maxMemoryInput+1))
+		if err != nil {
+			return err
+		}
+		if len(b) > maxMemoryInput {
+			return fmt.Errorf("memory edit: more than %d KiB on standard input; a memory is at most %d bytes", maxMemoryInput>>10, state.MaxMemory)
+		}
+		text = strings.TrimSpace(string(b))
+	}
+	secret, err := c.secret()
+	if err != nil {
+		return err
+	}
+	kept, err := session.EditMemory(ctx, st, id, text, secret)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "memory %s is now: %s\n", kept.Memory.ID, inertLine(kept.Memory.Text))
+	return nil
 }
 
 // printPrune says what a prune of the memory log folded away, or would.

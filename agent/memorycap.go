@@ -38,11 +38,10 @@ func (a *Agent) rememberCap(ctx context.Context, s state.State) string {
 // unaskedMemories counts the remember calls of the current task (since
 // the last user message) that kept a memory without a question.
 func unaskedMemories(s state.State) int {
-	start := 0
-	for i := len(s.History) - 1; i >= 0; i-- {
-		if s.History[i].Role == state.RoleUser {
+	start := 0 // the task's user message: the last one
+	for i, m := range s.History {
+		if m.Role == state.RoleUser {
 			start = i
-			break
 		}
 	}
 	calls := map[string]bool{}

@@ -44,7 +44,7 @@ var commands = []command{
 	{name: "import", args: "FILE.json", nargs: 1, summary: "keep a session 'export --format json' wrote (FILE.json, or - for stdin) in the database, every version and branch; --new-id for a copy beside one it holds", setup: importCmd},
 	{name: "copy", args: "--to DB [ID...]", nargs: -1, summary: "copy sessions (all, or those named) with every version, branch and file content to another database, a file or a postgres:// URL", setup: copyCmd},
 	{name: "rm", args: "ID", nargs: 1, summary: "delete a session and all its versions", setup: rmCmd},
-	{name: "memory", args: "[list|add TEXT|rm ID|edit ID [TEXT]|log|restore VERSION]", nargs: -1, summary: "list and change what the agent remembers across sessions (kept in the database, every change a version of its own)", setup: memoryCmd},
+	{name: "memory", args: "[list|add TEXT|rm ID|edit ID [TEXT]|log|restore VERSION|prune [--dry-run]]", nargs: -1, summary: "list and change what the agent remembers across sessions (kept in the database, every change a version of its own; prune folds away what was removed)", setup: memoryCmd},
 	{name: "gc", summary: "remove sessions not updated for a while (--older-than 90d) and abandoned branches (--branches); --dry-run lists what would go", setup: gcCmd},
 	{name: "compact", summary: "rewrite the database without its free pages, giving the space gc freed back to the disk", setup: compactCmd},
 	{name: "verify", summary: "check the whole database file: every page, record and file content (each command checks only what it reads)", setup: verifyCmd},

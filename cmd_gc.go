@@ -72,9 +72,10 @@ func gcCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 	fs.Var(&keep, "keep", "with --branches, keep ID:VERSION and every version before it (repeatable)")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "list what would go and the bytes it would free; change nothing")
 	cache := fs.Bool("cache", false, "remove from the content cache every file content no workspace's files hold now")
+	memories := fs.Bool("memories", false, "fold away the memory log's removed memories and earlier texts, as 'retrace memory prune' does")
 	return func(ctx context.Context, c *cli, _ []string) error {
-		if older == "" && !opts.Branches && !*cache {
-			return usagef("say what to remove: --older-than AGE (such as 90d), --branches, --cache, or several; --dry-run shows it first")
+		if older == "" && !opts.Branches && !*cache && !*memories {
+			return usagef("say what to remove: --older-than AGE (such as 90d), --branches, --cache, --memories, or several; --dry-run shows it first")
 		}
 		if *cache {
 			if opts.DryRun {
@@ -83,7 +84,7 @@ func gcCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			if err := gcCache(c); err != nil {
 				return err
 			}
-			if older == "" && !opts.Branches {
+			if older == "" && !opts.Branches && !*memories {
 				return nil
 			}
 		}
@@ -102,6 +103,16 @@ func gcCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			return err
 		}
 		defer open.Close()
+		if *memories {
+			rep, err := open.PruneMemories(ctx, opts.DryRun)
+			if err != nil {
+				return err
+			}
+			printPrune(c.stdout, rep)
+			if older == "" && !opts.Branches {
+				return nil
+			}
+		}
 		st, ok := open.(collector)
 		if !ok {
 			return fmt.Errorf("gc: %s cannot remove what it keeps", storeName(open))

@@ -203,7 +203,7 @@ func follow(ctx context.Context, ctrl *session.Controller, start func() error, o
 		case session.Notice:
 			out.Notice(ev.Text)
 		case session.ApprovalNeeded:
-			ctrl.Decide(h.decide(ev.Call.Name))
+			ctrl.Decide(h.decide(ev.Call.Name, ev.Why))
 		case session.TaskDone:
 			return ev.State, ev.Err
 		}
@@ -290,10 +290,15 @@ type headless struct {
 	out io.Writer
 }
 
-func (h headless) decide(tool string) agent.Decision {
+func (h headless) decide(tool, why string) agent.Decision {
 	if h.all {
 		fmt.Fprintf(h.out, "  approved by --yes: %s\n", tool)
 		return agent.Decision{Approved: true}
+	}
+	if why != "" {
+		// A cap, which --allow does not lift: only --yes answers it.
+		fmt.Fprintf(h.out, "  denied: %s (%s; retrace run asks no questions, and only --yes approves it)\n", tool, why)
+		return agent.Decision{Reason: why + "; retrace run is not interactive, so it was not kept"}
 	}
 	fmt.Fprintf(h.out, "  denied: %s (retrace run asks no questions; allow it with --yes or --allow %s)\n", tool, tool)
 	return agent.Decision{Reason: "retrace run is not interactive and this tool was not allowed (--yes or --allow " + tool + ")"}

@@ -41,6 +41,9 @@ type Approver interface {
 type ApprovalRequest struct {
 	Call state.ToolRequest
 	Def  tools.Def
+	// Why says why a call that does not always ask does now (a cap
+	// reached), for the user and, on a denial, the model; "" otherwise.
+	Why string
 }
 
 // Decision answers an ApprovalRequest.

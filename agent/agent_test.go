@@ -149,6 +149,7 @@ type approver struct {
 	mu        sync.Mutex
 	decisions []agent.Decision // taken in order; none left: deny
 	asked     []string
+	whys      []string // each question's ApprovalRequest.Why
 	// block, when set, is called instead of deciding, as a person who
 	// quits at the question: the ctx it cancels is the answer.
 	block func()
@@ -160,6 +161,7 @@ func (a *approver) Approve(ctx context.Context, req agent.ApprovalRequest) (agen
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked = append(a.asked, req.Call.Name)
+	a.whys = append(a.whys, req.Why)
 	if len(a.asked) > maxVersions {
 		panic(fmt.Sprintf("the agent is in a loop: %d questions, the last about %s", len(a.asked), req.Call.ID))
 	}

@@ -28,6 +28,20 @@ type Briefer interface {
 	Remember(ctx context.Context, text string, everywhere bool, source string) (m state.Memory, known bool, err error)
 }
 
+// A model may keep memories for its project without a question, up to
+// these caps: past them, each remember call waits for the user's approval
+// (and `retrace run` without --yes denies it). A memory reaches every
+// later task of the project, and the memories that fit MemoryTokens are
+// a few dozen, so a model that keeps more, unasked, floods the log rather
+// than the prompt.
+const (
+	// MaxRememberedPerTask is how many memories one task keeps unasked.
+	MaxRememberedPerTask = 5
+	// MaxProjectMemories is how many memories a project may hold before
+	// the model's next ones ask.
+	MaxProjectMemories = 50
+)
+
 // MemoryTokens is what the memories may take of each request: the most
 // recently changed first, until they reach it.
 const MemoryTokens = 1500

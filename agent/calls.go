@@ -80,8 +80,13 @@ func (a *Agent) runCalls(ctx context.Context, open []state.ToolRequest) error {
 	}
 	def, known := a.tools.Def(call.Name)
 	approved := logged && entry.Approval == state.Approved && a.here.approved[call.ID]
-	asks := known && (tools.Asks(def, call.Arguments) || a.askAgain(call))
-	if asks && !approved && !a.allowedWithoutAsking(s, call.Name) {
+	ask := known && (tools.Asks(def, call.Arguments) || a.askAgain(call)) && !a.allowedWithoutAsking(s, call.Name)
+	if known && call.Name == "remember" && !ask && !approved {
+		// Past a cap, a memory asks even where remember is allowed: the
+		// allowance is for a few facts, not for a flood.
+		ask = a.rememberCap(ctx, s) != ""
+	}
+	if ask && !approved {
 		_, err := a.commit(ctx, state.Event{Kind: state.ApprovalRequested, Tool: &state.ToolCall{ID: call.ID}})
 		return err
 	}

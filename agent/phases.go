@@ -110,7 +110,11 @@ func (a *Agent) awaitApproval(ctx context.Context) error {
 
 func (a *Agent) decide(ctx context.Context, call state.ToolRequest) error {
 	def, _ := a.tools.Def(call.Name)
-	d, err := a.approve.Approve(ctx, ApprovalRequest{Call: call, Def: def})
+	req := ApprovalRequest{Call: call, Def: def}
+	if call.Name == "remember" {
+		req.Why = a.rememberCap(ctx, a.cp.State())
+	}
+	d, err := a.approve.Approve(ctx, req)
 	if err != nil {
 		return err
 	}

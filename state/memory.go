@@ -76,26 +76,49 @@ func (e *MemoryError) Error() string {
 type Memories struct {
 	Version int
 	List    []Memory
-	// sets keeps each version's memories, for a restore to bring back.
+	// sets keeps each version's memories, for a restore to bring back:
+	// sets[v] for every v before Version, or none at all (Folded).
 	sets [][]Memory
 }
 
+// Folded is the memories at version v as a snapshot of the log keeps
+// them, without the versions before it: At knows v alone, and a restore
+// cannot follow it.
+func Folded(v int, list []Memory) Memories {
+	return Memories{Version: v, List: slices.Clip(list)}
+}
+
+// Whole reports whether m knows every version before its own, as a fold
+// of the whole log does and a restore needs.
+func (m Memories) Whole() bool { return len(m.sets) == m.Version }
+
 // FoldMemories replays a memory log, which must be its versions 1..n in
-// order, each one checked against the memories before it.
+// order, each one checked against the memories before it. A memory added
+// is appended in place, where Apply copies: a fold's cost and memory grow
+// with the log, not with its square.
 func FoldMemories(log []MemoryEvent) (Memories, error) {
 	var m Memories
+	// Whether the fold alone holds m.List's spare capacity: not after a
+	// restore, whose list is an earlier version's.
+	owned := true
 	for _, ev := range log {
 		var err error
-		if m, err = m.Apply(ev); err != nil {
+		if m, err = m.apply(ev, owned); err != nil {
 			return Memories{}, err
 		}
+		owned = ev.Kind != MemoryRestored
 	}
+	m.List, m.sets = slices.Clip(m.List), slices.Clip(m.sets)
 	return m, nil
 }
 
 // Apply checks ev against the memories and returns them with it applied.
 // It never changes m.
-func (m Memories) Apply(ev MemoryEvent) (Memories, error) {
+func (m Memories) Apply(ev MemoryEvent) (Memories, error) { return m.apply(ev, false) }
+
+// apply is Apply, writing into the spare capacity of m's list and sets
+// with grow set: only a fold that holds m alone may.
+func (m Memories) apply(ev MemoryEvent, grow bool) (Memories, error) {
 	fail := func(format string, args ...any) (Memories, error) {
 		return m, &MemoryError{Version: ev.Version, Kind: ev.Kind, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -118,7 +141,7 @@ func (m Memories) Apply(ev MemoryEvent) (Memories, error) {
 		case ev.Kind == MemoryEdited && i < 0:
 			return fail("there is no memory %s", ev.Memory.ID)
 		case ev.Kind == MemoryAdded:
-			list = append(slices.Clip(list), ev.Memory)
+			list = addTo(list, ev.Memory, grow)
 		default:
 			list = slices.Clone(list)
 			list[i] = ev.Memory
@@ -132,28 +155,50 @@ func (m Memories) Apply(ev MemoryEvent) (Memories, error) {
 		if ev.To < 0 || ev.To >= ev.Version {
 			return fail("restores v%d; it can restore v0 to v%d", ev.To, m.Version)
 		}
-		list = m.at(ev.To)
+		then, ok := m.At(ev.To)
+		if !ok {
+			return fail("the memories of v%d are not known here: only the whole log knows them", ev.To)
+		}
+		list = then
 	default:
 		return fail("unknown kind")
 	}
-	out := Memories{Version: ev.Version, List: list, sets: append(slices.Clip(m.sets), m.List)}
+	out := Memories{Version: ev.Version, List: list}
+	// Folded, the versions before are not known, nor is this one. (Ifs,
+	// not a tagless switch, so that mutation testing runs the conditions:
+	// go-gremlins/gremlins#298.)
+	if m.Whole() {
+		sets := m.sets
+		if !grow {
+			sets = slices.Clip(sets)
+		}
+		out.sets = append(sets, m.List)
+	}
 	return out, nil
 }
 
+// addTo appends x to list: in place with grow set, else into a copy.
+func addTo(list []Memory, x Memory, grow bool) []Memory {
+	if !grow {
+		list = slices.Clip(list)
+	}
+	return append(list, x)
+}
+
 // At returns the memories version v held (0 being none), or false when
-// the log has not reached v.
+// the log has not reached v. A Memories that is not Whole knows its own
+// version's alone.
 func (m Memories) At(v int) ([]Memory, bool) {
 	if v < 0 || v > m.Version {
 		return nil, false
 	}
-	return m.at(v), true
-}
-
-func (m Memories) at(v int) []Memory {
 	if v == m.Version {
-		return m.List
+		return m.List, true
 	}
-	return m.sets[v]
+	if !m.Whole() {
+		return nil, false
+	}
+	return m.sets[v], true
 }
 
 // Find returns the memory with id, or an ID prefix that names one memory.
@@ -199,6 +244,23 @@ func (m Memories) Holding(x Memory) (Memory, bool) {
 		}
 	}
 	return Memory{}, false
+}
+
+// CheckMemories checks a list of memories as a log of their adds would:
+// each with an id of its own, a text within bounds and its times in
+// order. It is what a snapshot of the log is held to when it is read.
+func CheckMemories(list []Memory) error {
+	seen := make(map[string]bool, len(list))
+	for i, x := range list {
+		if err := checkMemory(x); err != "" {
+			return fmt.Errorf("memory %d: %s", i+1, err)
+		}
+		if seen[x.ID] {
+			return fmt.Errorf("memory %d: memory %s is there already", i+1, x.ID)
+		}
+		seen[x.ID] = true
+	}
+	return nil
 }
 
 func checkMemory(x Memory) string {

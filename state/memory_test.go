@@ -2,6 +2,7 @@ package state_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -182,6 +183,116 @@ func TestHoldingFindsTheSameFactWhereItHolds(t *testing.T) {
 		got, ok := m.Holding(state.Memory{Project: c.project, Text: c.text})
 		if ok != (c.want != "") || got.ID != c.want {
 			t.Errorf("Holding(%q in %q) = %q, %v; want %q", c.text, c.project, got.ID, ok, c.want)
+		}
+	}
+}
+
+// A fold appends in place, and what it appends never shows in a version
+// before it: a memory added after a restore leaves the versions the
+// restore passed over as they were, and so does one added after a second
+// restore of the same version.
+func TestAFoldSharesNoVersionItChanges(t *testing.T) {
+	var evs []state.MemoryEvent
+	for _, id := range []string{"m1", "m2", "m3", "m4", "m5"} {
+		evs = append(evs, state.MemoryEvent{Kind: state.MemoryAdded, Memory: memory(id, "", id)})
+	}
+	evs = append(evs, state.MemoryEvent{Kind: state.MemoryRestored, To: 3},
+		state.MemoryEvent{Kind: state.MemoryAdded, Memory: memory("x", "", "x")},
+		state.MemoryEvent{Kind: state.MemoryRestored, To: 3},
+		state.MemoryEvent{Kind: state.MemoryAdded, Memory: memory("y", "", "y")})
+	m, err := state.FoldMemories(memoryLog(evs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(v int) string {
+		ms, ok := m.At(v)
+		if !ok {
+			t.Fatalf("v%d not known", v)
+		}
+		var out []string
+		for _, x := range ms {
+			out = append(out, x.ID)
+		}
+		return strings.Join(out, " ")
+	}
+	for v, want := range []string{"", "m1", "m1 m2", "m1 m2 m3", "m1 m2 m3 m4", "m1 m2 m3 m4 m5", "m1 m2 m3", "m1 m2 m3 x", "m1 m2 m3", "m1 m2 m3 y"} {
+		if got := ids(v); got != want {
+			t.Errorf("v%d holds %q, want %q", v, got, want)
+		}
+	}
+	next, err := m.Apply(state.MemoryEvent{Version: 10, Kind: state.MemoryAdded, At: memoryT0.Add(time.Hour), Memory: memory("z", "", "z")})
+	if err != nil || len(next.List) != 5 || ids(9) != "m1 m2 m3 y" {
+		t.Fatalf("an add after the fold: %+v, %v; v9 %q", next.List, err, ids(9))
+	}
+}
+
+// Memories read from a snapshot know their own version alone: an
+// earlier one is not made up, a restore is refused saying why, and
+// anything else applies.
+func TestFoldedKnowsItsVersionAlone(t *testing.T) {
+	m := state.Folded(7, []state.Memory{memory("m1", "", "one")})
+	if m.Whole() {
+		t.Fatal("a snapshot's memories claim every version")
+	}
+	if got, ok := m.At(7); !ok || len(got) != 1 {
+		t.Fatalf("v7: %+v, %v", got, ok)
+	}
+	if _, ok := m.At(3); ok {
+		t.Fatal("a snapshot's memories made up v3")
+	}
+	at := memoryT0.Add(time.Hour)
+	if _, err := m.Apply(state.MemoryEvent{Version: 8, Kind: state.MemoryRestored, At: at, To: 3}); err == nil || !strings.Contains(err.Error(), "only the whole log") {
+		t.Fatalf("a restore from a snapshot: %v", err)
+	}
+	next, err := m.Apply(state.MemoryEvent{Version: 8, Kind: state.MemoryAdded, At: at, Memory: memory("m2", "", "two")})
+	if err != nil || next.Version != 8 || len(next.List) != 2 || next.Whole() {
+		t.Fatalf("an add: %+v, %v", next, err)
+	}
+	if _, ok := next.At(7); ok {
+		t.Fatal("v7 is known after an add to a snapshot")
+	}
+	if (state.Memories{Version: 2}).Whole() {
+		t.Fatal("a literal of v2 claims every version")
+	}
+}
+
+// A fold of a long log of adds costs what the log holds, not its square.
+func BenchmarkFoldMemories(b *testing.B) {
+	var evs []state.MemoryEvent
+	for i := range 2000 {
+		evs = append(evs, state.MemoryEvent{Kind: state.MemoryAdded, Memory: memory(fmt.Sprintf("m%d", i), "/src/app", "text")})
+	}
+	log := memoryLog(evs...)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := state.FoldMemories(log); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// A snapshot's memories are held to what a log of their adds would be.
+func TestCheckMemories(t *testing.T) {
+	good := []state.Memory{memory("m1", "", "one"), memory("m2", "/src/app", "two")}
+	if err := state.CheckMemories(good); err != nil {
+		t.Fatal(err)
+	}
+	if err := state.CheckMemories(nil); err != nil {
+		t.Fatal(err)
+	}
+	backwards := memory("m3", "", "x")
+	backwards.UpdatedAt = memoryT0.Add(-time.Second)
+	for _, c := range []struct {
+		list []state.Memory
+		says string
+	}{
+		{[]state.Memory{good[0], good[1], good[0]}, "memory 3: memory m1 is there already"},
+		{[]state.Memory{good[0], memory("", "", "x")}, "memory 2: the memory has no id"},
+		{[]state.Memory{memory("m9", "", strings.Repeat("x", state.MaxMemory+1))}, "memory 1: the memory is"},
+		{[]state.Memory{good[1], backwards}, "memory 2: the memory's times are out of order"},
+	} {
+		if err := state.CheckMemories(c.list); err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%v; want it to say %q", err, c.says)
 		}
 	}
 }

@@ -23,10 +23,20 @@ type MemoryLog interface {
 	// MemoryEvents returns the whole log, in order: an empty one when no
 	// memory was ever kept.
 	MemoryEvents(ctx context.Context) ([]state.MemoryEvent, error)
+	// MemoriesNow returns the memories as they are now, read from the
+	// log's snapshot (MemorySnapshot) when it has a sound one: what a task
+	// start reads costs what is kept, not the log's length. They know no
+	// earlier version (state.Folded); Memories folds the whole log.
+	MemoriesNow(ctx context.Context) (state.Memories, error)
+	// PruneMemories rewrites the log as the memories kept now, one added
+	// event each, numbered from 1: removed memories and earlier texts are
+	// folded away, and with them every earlier version a restore could
+	// bring back. With dryRun it only says what would go.
+	PruneMemories(ctx context.Context, dryRun bool) (MemoryPrune, error)
 }
 
-// Memories folds a store's memory log: the memories as they are now, and
-// every earlier version's.
+// Memories folds a store's whole memory log: the memories as they are
+// now, and every earlier version's.
 func Memories(ctx context.Context, log MemoryLog) (state.Memories, error) {
 	events, err := log.MemoryEvents(ctx)
 	if err != nil {
@@ -38,9 +48,10 @@ func Memories(ctx context.Context, log MemoryLog) (state.Memories, error) {
 // NextMemory completes ev as the event that follows cur, and checks that
 // it can: its version, its time (now, unless set), an added memory's id
 // (newID's, unless set) and times, an edit's creation time (the memory's
-// own) and an edit's or removal's id, which may be a prefix of one. Both
-// backends call it in the transaction that appends.
-func NextMemory(cur state.Memories, ev state.MemoryEvent, now time.Time, newID func() string) (state.MemoryEvent, error) {
+// own) and an edit's or removal's id, which may be a prefix of one. It
+// returns the memories with ev applied too. Both backends call it in the
+// transaction that appends.
+func NextMemory(cur state.Memories, ev state.MemoryEvent, now time.Time, newID func() string) (state.MemoryEvent, state.Memories, error) {
 	ev.Version = cur.Version + 1
 	if ev.At.IsZero() {
 		ev.At = now
@@ -61,7 +72,7 @@ func NextMemory(cur state.Memories, ev state.MemoryEvent, now time.Time, newID f
 	case state.MemoryEdited, state.MemoryRemoved:
 		was, err := cur.Find(ev.Memory.ID)
 		if err != nil {
-			return ev, &state.MemoryError{Version: ev.Version, Kind: ev.Kind, Reason: err.Error()}
+			return ev, cur, &state.MemoryError{Version: ev.Version, Kind: ev.Kind, Reason: err.Error()}
 		}
 		if ev.Kind == state.MemoryRemoved {
 			ev.Memory = state.Memory{ID: was.ID}
@@ -75,13 +86,14 @@ func NextMemory(cur state.Memories, ev state.MemoryEvent, now time.Time, newID f
 	case state.MemoryRestored:
 		// A restore that changes nothing would only lengthen the log.
 		if then, ok := cur.At(ev.To); ok && slices.Equal(then, cur.List) {
-			return ev, &state.MemoryError{Version: ev.Version, Kind: ev.Kind, Reason: fmt.Sprintf("nothing to restore: the memories of v%d are those kept now", ev.To)}
+			return ev, cur, &state.MemoryError{Version: ev.Version, Kind: ev.Kind, Reason: fmt.Sprintf("nothing to restore: the memories of v%d are those kept now", ev.To)}
 		}
 	}
-	if _, err := cur.Apply(ev); err != nil {
-		return ev, err
+	next, err := cur.Apply(ev)
+	if err != nil {
+		return ev, cur, err
 	}
-	return ev, nil
+	return ev, next, nil
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -88,9 +88,12 @@ func Read(opts Options) (Instructions, error) {
 		// The person's own file is theirs, not a repository's: a link
 		// from it into a dotfiles repository is how many keep their
 		// configuration, and it is followed wherever it leads.
-		in.readTree(string(filepath.Separator), []string{opts.UserDir})
+		in.readTree(string(filepath.Separator), []string{opts.UserDir}, false)
 	}
-	project := projectDirs(ws, homeDir())
+	project, note := projectDirs(ws, homeDir())
+	if note != "" {
+		in.Skipped = append(in.Skipped, note)
+	}
 	if len(project) > maxDirs {
 		// Each file is held and counted: a hostile repository nested
 		// thousands deep would cost gigabytes and minutes. Past the root,
@@ -100,61 +103,15 @@ func Read(opts Options) (Instructions, error) {
 			len(skip), skip[0], skip[len(skip)-1], maxDirs))
 		project = slices.Concat(project[:1], project[len(project)-maxDirs+1:])
 	}
-	in.readTree(project[0], project)
+	in.readTree(project[0], project, true)
 	in.fit(opts.Cap, opts.Count)
 	return in, nil
 }
 
-// ProjectRoot is the repository root of workspace, the nearest directory
-// up from it that holds .git, or the workspace itself outside a
-// repository: what a project's memories are kept for.
-func ProjectRoot(workspace string) string {
-	ws, err := filepath.Abs(workspace)
-	if err != nil {
-		ws = filepath.Clean(workspace)
-	}
-	return projectDirs(ws, homeDir())[0]
-}
-
-// homeDir is the person's home directory, resolved, or "" when unknown.
-func homeDir() string {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return ""
-	}
-	if real, err := filepath.EvalSymlinks(home); err == nil {
-		return real
-	}
-	return home
-}
-
-// projectDirs are the directories from the repository's root down to ws.
-// The search stops below home: a home directory kept in git (dotfiles) is
-// not the project of every folder under it, and taking it for one would
-// let a downloaded folder's AGENTS.md link to any file in the home.
-func projectDirs(ws, home string) []string {
-	var up []string
-	for dir := ws; ; dir = filepath.Dir(dir) {
-		if dir == home && dir != ws {
-			return []string{ws} // no repository below home: the workspace alone
-		}
-		up = append(up, dir)
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			break
-		}
-		if dir == filepath.Dir(dir) {
-			return []string{ws} // no repository: the workspace alone
-		}
-	}
-	for i, j := 0, len(up)-1; i < j; i, j = i+1, j-1 {
-		up[i], up[j] = up[j], up[i]
-	}
-	return up
-}
-
 // readTree reads the instruction files of dirs, each of which is top or
-// below it, refusing any that is not really inside top.
-func (in *Instructions) readTree(top string, dirs []string) {
+// below it, refusing any that is not really inside top and, with owned
+// set, any that a user other than this one or root controls.
+func (in *Instructions) readTree(top string, dirs []string, owned bool) {
 	real, err := filepath.EvalSymlinks(top)
 	if errors.Is(err, fs.ErrNotExist) {
 		return // no UserDir, or no workspace: nothing to read
@@ -168,7 +125,7 @@ func (in *Instructions) readTree(top string, dirs []string) {
 		return
 	}
 	defer root.Close()
-	t := tree{top: top, real: real, root: root}
+	t := tree{top: top, real: real, root: root, owned: owned}
 	for _, dir := range dirs {
 		f, ok, skipped := t.readDir(dir)
 		in.Skipped = append(in.Skipped, skipped...)
@@ -184,14 +141,27 @@ type tree struct {
 	top  string   // as the caller named it
 	real string   // with every link resolved
 	root *os.Root // real, opened
+	// owned refuses what another user controls: a project's directories
+	// and files. The person's own files are read wherever they lead.
+	owned bool
 }
 
 // readDir reads dir's instruction file, AGENTS.md before CLAUDE.md. An
 // AGENTS.md that cannot be read is skipped, saying why, and CLAUDE.md
 // stands in for it, as it would if there were none.
 func (t tree) readDir(dir string) (f File, ok bool, skipped []string) {
+	why := ""
+	if t.owned {
+		why = distrust(dir)
+	}
 	for _, name := range names {
 		path := filepath.Join(dir, name)
+		if why != "" {
+			if _, err := os.Lstat(path); err == nil {
+				skipped = append(skipped, fmt.Sprintf("%s not read: %s", path, why))
+			}
+			continue
+		}
 		text, err := t.read(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -222,13 +192,14 @@ func (t tree) read(path string) (string, error) {
 	// The file may be swapped for a link out between the check and the
 	// open: opening it within the root refuses such a link, where a plain
 	// open would follow it.
-	return readText(t.root, rel)
+	return readText(t.root, rel, t.owned)
 }
 
-// readText reads a regular file's text, up to maxRead bytes. It opens
-// without blocking, so that a FIFO in a file's place is refused rather
-// than waited on for a writer that never comes.
-func readText(root *os.Root, name string) (string, error) {
+// readText reads a regular file's text, up to maxRead bytes, and with
+// owned set only from a file of this user or root. It opens without
+// blocking, so that a FIFO in a file's place is refused rather than
+// waited on for a writer that never comes.
+func readText(root *os.Root, name string, owned bool) (string, error) {
 	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", err
@@ -240,6 +211,9 @@ func readText(root *os.Root, name string) (string, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	}
+	if uid, ok := ownerOf(fi); owned && ok && !ours(uid) {
+		return "", fmt.Errorf("it belongs to user %d, and instructions are read only from this user's files or root's", uid)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxRead))
 	if err != nil {

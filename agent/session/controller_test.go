@@ -436,6 +436,10 @@ func (brokenMemories) MemoryEvents(context.Context) ([]state.MemoryEvent, error)
 	return nil, &storage.CorruptError{Path: "retrace.db", Reason: "memory log v3: checksum mismatch"}
 }
 
+func (brokenMemories) MemoriesNow(context.Context) (state.Memories, error) {
+	return state.Memories{}, &storage.CorruptError{Path: "retrace.db", Reason: "memory log v3: checksum mismatch"}
+}
+
 // A memory log that cannot be read does not stop the work: the task is
 // told no memories, and the person is told why.
 func TestAnUnreadableMemoryLogIsSaidAndWorkGoesOn(t *testing.T) {

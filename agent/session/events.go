@@ -44,6 +44,9 @@ type ApprovalNeeded struct {
 	// none (the arguments make no sense), and the call is shown raw.
 	Preview    tools.Preview
 	PreviewErr error
+	// Why says why a call that does not always ask does now (the
+	// memory's caps, agent.ApprovalRequest); "" otherwise.
+	Why string
 }
 
 // TaskDone says the running task ended. Err is nil when it is done, wraps

@@ -46,7 +46,7 @@ func (b briefer) Instructions(context.Context) (string, []state.InstructionFile,
 }
 
 func (b briefer) Memories(ctx context.Context) ([]state.Memory, error) {
-	m, err := storage.Memories(ctx, b.store)
+	m, err := b.store.MemoriesNow(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -54,21 +54,24 @@ func (b briefer) Memories(ctx context.Context) ([]state.Memory, error) {
 }
 
 func (b briefer) Remember(ctx context.Context, text string, everywhere bool, source string) (state.Memory, bool, error) {
-	return Remember(ctx, b.store, b.workspace, b.secret.Text(text), everywhere, source)
+	return Remember(ctx, b.store, b.workspace, text, everywhere, source, b.secret)
 }
 
 // Remember keeps a memory in log, for workspace's project or, with
-// everywhere set, for every project. A memory that already holds there
-// with the same text is returned instead, with known set: a model asked
-// again after a crash cut its first remember call short, or told the
-// same fact twice, keeps it once. Two processes remembering the same
-// text at the same moment may still both keep it; that is harmless.
-func Remember(ctx context.Context, log storage.MemoryLog, workspace, text string, everywhere bool, source string) (m state.Memory, known bool, err error) {
-	m = state.Memory{Text: text, Source: source}
+// everywhere set, for every project. The text is kept with the API key
+// replaced: whoever adds a memory (the model, /remember, the command
+// line) may have pasted it, and a memory reaches every later prompt and
+// export. A memory that already holds there with the same text is
+// returned instead, with known set: a model asked again after a crash
+// cut its first remember call short, or told the same fact twice, keeps
+// it once. Two processes remembering the same text at the same moment
+// may still both keep it; that is harmless.
+func Remember(ctx context.Context, log storage.MemoryLog, workspace, text string, everywhere bool, source string, secret llm.Scrub) (m state.Memory, known bool, err error) {
+	m = state.Memory{Text: secret.Text(text), Source: source}
 	if !everywhere {
 		m.Project = Project(workspace)
 	}
-	now, err := storage.Memories(ctx, log)
+	now, err := log.MemoriesNow(ctx)
 	if err != nil {
 		return state.Memory{}, false, err
 	}
@@ -90,7 +93,13 @@ func (c *Controller) Remember(text string, everywhere bool) (m state.Memory, kno
 	secret := llm.NewScrub(c.ep.APIKey)
 	workspace := c.ws.Root()
 	c.mu.Unlock()
-	return Remember(c.base, c.store, workspace, secret.Text(text), everywhere, source)
+	return Remember(c.base, c.store, workspace, text, everywhere, source, secret)
+}
+
+// EditMemory gives the memory id (or an unambiguous prefix of it) a new
+// text, with the API key replaced as Remember replaces it.
+func EditMemory(ctx context.Context, log storage.MemoryLog, id, text string, secret llm.Scrub) (state.MemoryEvent, error) {
+	return log.AppendMemory(ctx, state.MemoryEvent{Kind: state.MemoryEdited, Memory: state.Memory{ID: id, Text: secret.Text(text)}})
 }
 
 // Project is what the memories the open session keeps are kept for: its
@@ -103,7 +112,7 @@ func (c *Controller) Project() string {
 
 // Memories are every memory the store keeps, as of now.
 func (c *Controller) Memories() (state.Memories, error) {
-	return storage.Memories(c.base, c.store)
+	return c.store.MemoriesNow(c.base)
 }
 
 // Forget removes a memory, named by its id or a prefix of it.

@@ -12,8 +12,11 @@ import (
 type approver struct{ c *Controller }
 
 func (a approver) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Decision, error) {
-	ev := ApprovalNeeded{Call: req.Call}
+	ev := ApprovalNeeded{Call: req.Call, Why: req.Why}
 	ev.Preview, ev.PreviewErr = a.c.tools.Preview(req.Call.Name, req.Call.Arguments)
+	if req.Why != "" && ev.PreviewErr == nil {
+		ev.Preview.Summary += " (" + req.Why + ")"
+	}
 	select { // an answer left over from an earlier question is void
 	case <-a.c.decided:
 	default:

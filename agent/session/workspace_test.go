@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"retrace/agent"
+	"retrace/agent/llm"
 	"retrace/agent/llmserver"
 	"retrace/agent/session"
 	"retrace/agent/snapshot"
@@ -79,7 +80,7 @@ func TestASessionWorksInItsOwnWorkspace(t *testing.T) {
 
 	// Each project has a memory of its own: the session is told A's.
 	for dir, text := range map[string]string{a: "A's rule", b: "B's rule"} {
-		if _, _, err := session.Remember(context.Background(), r.store, dir, text, false, "test"); err != nil {
+		if _, _, err := session.Remember(context.Background(), r.store, dir, text, false, "test", llm.Scrub{}); err != nil {
 			t.Fatal(err)
 		}
 	}

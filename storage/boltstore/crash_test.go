@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -564,6 +565,16 @@ func checkMemoryAfterCrash(t *testing.T, seed uint64, path string, r *crashRun, 
 		if got.Version != i+1 || got.Kind != want.Kind || got.Memory.ID != want.Memory.ID || got.Memory.Text != want.Memory.Text || !got.At.Equal(want.At) {
 			fail("run %d: memory v%d is %+v, not what was written: %+v", run, i+1, got, want)
 		}
+	}
+	// The snapshot a task start reads is the log's, whatever the kill
+	// cut short.
+	folded, err := state.FoldMemories(log)
+	if err != nil {
+		fail("run %d: the memory log does not fold: %v", run, err)
+	}
+	now, err := st.MemoriesNow(context.Background())
+	if err != nil || now.Version != folded.Version || !reflect.DeepEqual(now.List, folded.List) {
+		fail("run %d: the memories now are v%d %d memories (%v); the log folds to v%d %d", run, now.Version, len(now.List), err, folded.Version, len(folded.List))
 	}
 	return len(log)
 }

@@ -249,7 +249,7 @@ func checkProbe(t *testing.T, v variant, rep probeReport, want map[string]string
 			}
 			continue
 		}
-		if !op.Write {
+		if !op.Write && !op.Derived {
 			readErrs = append(readErrs, op)
 		}
 		if strings.Contains(op.Err, "\n") || !strings.Contains(op.Err, rep.Path) {
@@ -286,6 +286,20 @@ func checkProbe(t *testing.T, v variant, rep probeReport, want map[string]string
 			if op.Err != "" {
 				t.Errorf("nothing the store uses is damaged, but %s failed: %s", op.Op, op.Err)
 			}
+		}
+	}
+	if v.derived {
+		derived := false
+		for _, op := range rep.Ops {
+			switch {
+			case op.Op == "verify" && op.Derived && strings.Contains(op.Err, "snapshot"):
+				derived = true
+			case op.Err != "":
+				t.Errorf("only the memory log's snapshot is damaged, but %s failed: %s", op.Op, op.Err)
+			}
+		}
+		if !derived {
+			t.Error("verify did not report the damaged memory snapshot")
 		}
 	}
 	if len(v.errorSays) > 0 {

@@ -26,6 +26,9 @@ type probeOp struct {
 	Panic   string `json:"panic,omitempty"`
 	Result  string `json:"result,omitempty"` // SHA-256 of the result as JSON
 	Empty   bool   `json:"empty,omitempty"`  // an empty session list
+	// Derived: the damage is in data made from the rest (a snapshot),
+	// which reads pass over and writes may go on after.
+	Derived bool `json:"derived,omitempty"`
 }
 
 // probeReport is everything the probe saw of one variant.
@@ -80,6 +83,7 @@ func probeVariant(path string, ids []string) probeReport {
 	if err == nil {
 		run("sessions", false, func() (any, error) { return st.Sessions(ctx) })
 		run("memories", false, func() (any, error) { return st.MemoryEvents(ctx) })
+		run("memories now", false, func() (any, error) { return st.MemoriesNow(ctx) })
 		for _, id := range ids {
 			// Recent first: it reads through guarded lookups (guardIn)
 			// only while no read has walked the session whole.
@@ -128,7 +132,7 @@ func runProbeOp(op string, write bool, fn func() (any, error)) (r probeOp) {
 		r.Typed = errors.Is(err, storage.ErrCorrupt) || errors.Is(err, storage.ErrNotDatabase)
 		var ce *storage.CorruptError
 		if errors.As(err, &ce) {
-			r.Session, r.Version = ce.Session, ce.Version
+			r.Session, r.Version, r.Derived = ce.Session, ce.Version, ce.Derived
 		}
 		return r
 	}

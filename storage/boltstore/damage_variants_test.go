@@ -26,6 +26,10 @@ type variant struct {
 	// intact: the damage hits nothing the store uses, so everything must
 	// read back as before, with no error.
 	intact bool
+	// derived: the damage hits only data made from the rest (the memory
+	// log's snapshot), so everything must read back as before, verify
+	// must report it, and writes go on.
+	derived bool
 }
 
 // damageVariants breaks the good file every way the reliability
@@ -35,7 +39,7 @@ type variant struct {
 // the record of version 18 of the chat, chatID).
 func damageVariants(t *testing.T, good []byte, chatID string) []variant {
 	t.Helper()
-	d := &damager{good: good, rng: rand.New(rand.NewPCG(0xda, 0x3a)), types: pageTypes(t, good)}
+	d := &damager{good: good, rng: rand.New(rand.NewPCG(0xda, 0x3a)), types: pageTypes(t, good), derived: derivedPages(t, good)}
 	d.newest, d.older = newestMeta(good)
 	vs := []variant{
 		{name: "zero length", data: []byte{}, errorSays: []string{"empty"}},
@@ -65,8 +69,9 @@ const page = 4096
 type damager struct {
 	good          []byte
 	rng           *rand.Rand
-	types         []string // see pageTypes
-	newest, older int      // the meta pages
+	types         []string     // see pageTypes
+	derived       map[int]bool // see derivedPages
+	newest, older int          // the meta pages
 }
 
 func (d *damager) edit(fn func(b []byte)) []byte {
@@ -164,6 +169,8 @@ func (d *damager) wholePages() []variant {
 		switch {
 		case !d.inUse(n):
 			v.intact = true
+		case d.types[n] == "overflow" && d.derived[n]:
+			v.derived = true
 		case d.types[n] == "overflow":
 			v.errorSays = []string{"session ", "version ", "checksum"}
 		default:
@@ -293,6 +300,41 @@ func pageTypes(t *testing.T, b []byte) []string {
 		t.Fatal(err)
 	}
 	return types
+}
+
+// derivedPages are the overflow pages that hold nothing but the memory
+// log's snapshot: the rest of its value, past the leaf page it starts in
+// (the bucket's one key), up to the end of the last page it reaches.
+func derivedPages(t *testing.T, b []byte) map[int]bool {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "copy.db")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var value []byte
+	err = db.View(func(tx *bolt.Tx) error {
+		if nb := tx.Bucket([]byte("memory-now")); nb != nil {
+			value = bytes.Clone(nb.Get([]byte("now")))
+		}
+		return nil
+	})
+	if err != nil || len(value) == 0 {
+		t.Fatalf("the good file has no memory snapshot (%v)", err)
+	}
+	at := bytes.Index(b, value)
+	if at < 0 || bytes.Contains(b[at+1:], value) {
+		t.Fatal("the memory snapshot's value is not found once in the good file")
+	}
+	pages := map[int]bool{}
+	for n := at/page + 1; n*page < at+len(value); n++ {
+		pages[n] = true
+	}
+	return pages
 }
 
 // newestMeta returns the page numbers of the newest and the older meta

@@ -12,15 +12,18 @@ import (
 	"retrace/storage"
 )
 
-// The memory log (state.Memories) is one bucket beside the sessions:
+// The memory log (state.Memories) is one bucket beside the sessions, and
+// its snapshot (storage.MemorySnapshot) another:
 //
-//	memory/  version (uint64, big-endian) -> sealed JSON of the event
+//	memory/      version (uint64, big-endian) -> sealed JSON of the event
+//	memory-now/  "now" -> sealed JSON of the snapshot (memorysnap.go)
 //
-// An append reads the whole log and folds it before it writes, so a
-// damaged entry is found, and never written after, as a session's
-// checkpoints are; the log holds a person's memories, not a session's
-// thousands of turns, so reading it whole costs what a session's head
-// does. Its entries name their version, so one moved to another key is
+// A Store's first append reads the whole log and folds it before it
+// writes, so a damaged entry is found, and never written after, as a
+// session's records are checked before its first write; later appends,
+// and every read of the memories as they are, start from the snapshot,
+// which an append keeps anew every storage.MemorySnapshotEvery entries.
+// The log's entries name their version, so one moved to another key is
 // told from the one that belongs there.
 
 // memoryScope walks the root and the memory log, every page of it.
@@ -34,11 +37,25 @@ func (s *Store) AppendMemory(ctx context.Context, ev state.MemoryEvent) (state.M
 		if err != nil {
 			return err
 		}
-		cur, err := s.foldMemory(b)
+		cur, base := state.Memories{}, -1
+		if !s.memoryChecked || ev.Kind == state.MemoryRestored {
+			// A restore brings back a version only the whole log knows.
+			// The snapshot is checked against the fold: a sound one
+			// need not be kept anew.
+			if cur, err = s.foldMemory(b); err == nil {
+				s.memoryChecked = true
+				if v, serr := s.verifyMemorySnapshot(tx, cur, b); serr == nil {
+					base = v
+				}
+			}
+		} else {
+			cur, base, err = s.memoriesNowIn(tx, b)
+		}
 		if err != nil {
 			return err
 		}
-		if kept, err = storage.NextMemory(cur, ev, s.opts.Now(), newID); err != nil {
+		var next state.Memories
+		if kept, next, err = storage.NextMemory(cur, ev, s.opts.Now(), newID); err != nil {
 			return err
 		}
 		rec, err := encodeMemory(kept)
@@ -46,7 +63,13 @@ func (s *Store) AppendMemory(ctx context.Context, ev state.MemoryEvent) (state.M
 			return err
 		}
 		b.FillPercent = 1.0 // appended in key order, never inserted between
-		return b.Put(versionKey(kept.Version), rec)
+		if err := b.Put(versionKey(kept.Version), rec); err != nil {
+			return err
+		}
+		if !storage.SnapshotDue(kept, base) {
+			return nil
+		}
+		return keepMemorySnapshot(tx, next, rec)
 	})
 	if err != nil {
 		return state.MemoryEvent{}, s.memoryError("keep a memory in", err)

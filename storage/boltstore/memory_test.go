@@ -60,11 +60,24 @@ func TestDamagedMemoryLog(t *testing.T) {
 	if r.Memories != 2 || !strings.Contains(r.MemoryLost, "memory log v3") || !strings.Contains(r.MemoryLost, "(2 of 4 entries) are not copied") {
 		t.Fatalf("recovered %d memories; lost: %q", r.Memories, r.MemoryLost)
 	}
+	// The recovered copy has a snapshot of what it copied, made anew.
+	if err := Verify(ctx, dst); err != nil {
+		t.Fatalf("verify the recovered file: %v", err)
+	}
+	withBolt(t, dst, func(tx *bolt.Tx) error {
+		if snap, ok := readMemorySnapshot(tx); !ok || snap.Version != 2 {
+			t.Errorf("the recovered file's memory snapshot: %+v, %v", snap, ok)
+		}
+		return nil
+	})
 	rec, err := Open(dst, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rec.Close()
+	if now, err := rec.MemoriesNow(ctx); err != nil || now.Version != 2 || len(now.List) != 2 {
+		t.Fatalf("the recovered memories now: %+v, %v", now, err)
+	}
 	m, err := storage.Memories(ctx, rec)
 	if err != nil || len(m.List) != 2 || m.List[1].Text != "two" {
 		t.Fatalf("the recovered memories: %+v, %v", m.List, err)

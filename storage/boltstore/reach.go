@@ -45,6 +45,9 @@ type scope struct {
 	list     bool   // every session's own pages, for lists
 	prefix   []byte // only the sessions whose ids start so
 	memory   bool   // the memory log, every page, and no session
+	// or the memory log's snapshot, and the ways to the log's entries
+	// read, one by one (guardMemory)
+	memoryNow bool
 }
 
 var (
@@ -67,6 +70,7 @@ type reach struct {
 	// inSession are the session's own buckets (versions, snapshots), in
 	// a guarded operation: lookups in them walk their way first.
 	inSession map[string]bucketRef
+	memory    *bucketRef // the memory log, in a memoryNow operation
 }
 
 func (r *reach) close() {
@@ -99,6 +103,7 @@ func (s *Store) walkScope(sc scope, write bool) error {
 		s.walkedFile, s.wholeWalked = fi, false
 		clear(s.walkedVersions)
 		clear(s.checkedRecords)
+		s.memoryChecked = false
 	}
 	m, err := checkOpenFile(f, fi, s.path)
 	if err != nil || s.wholeWalked {
@@ -143,6 +148,15 @@ func (r *reach) walk(s *Store, sc scope, m meta) error {
 			return w.bucket(b, 1, w.deep)
 		}
 		return nil // checkLayout says it is missing
+	}
+	if sc.memoryNow {
+		if b, ok := top[string(memoryBucket)]; ok {
+			r.memory = &b
+		}
+		if b, ok := top[string(memoryNowBucket)]; ok {
+			return w.bucket(b, 1, w.deep)
+		}
+		return nil // no snapshot: the whole log is read
 	}
 	sessions, ok := top[string(sessionsBucket)]
 	if !ok {
@@ -224,6 +238,16 @@ func (s *Store) guardIn(bucket, key []byte) error {
 		return nil // no such bucket: bbolt finds none either
 	}
 	_, _, err := s.reach.w.find(ref, key, 3)
+	return err
+}
+
+// guardMemory walks the way to key in the memory log before bbolt looks
+// it up, in an operation that did not walk the whole log.
+func (s *Store) guardMemory(key []byte) error {
+	if s.reach == nil || s.reach.memory == nil {
+		return nil
+	}
+	_, _, err := s.reach.w.find(*s.reach.memory, key, 1)
 	return err
 }
 

@@ -111,6 +111,7 @@ func Recover(ctx context.Context, src, dst string) (Recovered, error) {
 // memorySalvage is the memory log as Recover could read it.
 type memorySalvage struct {
 	records [][]byte // sealed entries 1..n, as they were
+	folded  state.Memories
 	lost    string
 }
 
@@ -122,7 +123,10 @@ func salvageMemory(b *bolt.Bucket) memorySalvage {
 	if b == nil {
 		return ms // a file of a schema before the memory log
 	}
-	var m state.Memories
+	lost := func(want int, err error) {
+		ms.lost = fmt.Sprintf("memory log v%d: %v; it and what follows it (%d of %d entries) are not copied", want, err, b.Stats().KeyN-want+1, b.Stats().KeyN)
+	}
+	var log []state.MemoryEvent
 	c := b.Cursor()
 	for k, raw := c.First(); k != nil; k, raw = c.Next() {
 		v, ok := keyVersion(k)
@@ -135,15 +139,26 @@ func salvageMemory(b *bolt.Bucket) memorySalvage {
 		case v != want:
 			err = errors.New("it is missing")
 		default:
-			if ev, err = decodeMemory(raw, v); err == nil {
-				m, err = m.Apply(ev)
-			}
+			ev, err = decodeMemory(raw, v)
 		}
 		if err != nil {
-			ms.lost = fmt.Sprintf("memory log v%d: %v; it and what follows it (%d of %d entries) are not copied", want, err, b.Stats().KeyN-len(ms.records), b.Stats().KeyN)
+			lost(want, err)
 			break
 		}
 		ms.records = append(ms.records, bytes.Clone(raw))
+		log = append(log, ev)
+	}
+	// Folded whole, the log names the first entry that does not follow;
+	// what comes before it is folded again.
+	var err error
+	if ms.folded, err = state.FoldMemories(log); err != nil {
+		var me *state.MemoryError
+		if !errors.As(err, &me) {
+			me = &state.MemoryError{Version: 1}
+		}
+		lost(me.Version, err)
+		ms.records, log = ms.records[:me.Version-1], log[:me.Version-1]
+		ms.folded, _ = state.FoldMemories(log)
 	}
 	return ms
 }
@@ -351,6 +366,11 @@ func write(ctx context.Context, dst string, sessions []salvaged, blobs map[strin
 		}
 		for i, rec := range memories.records {
 			if err := mb.Put(versionKey(i+1), rec); err != nil {
+				return err
+			}
+		}
+		if n := len(memories.records); n > 0 {
+			if err := keepMemorySnapshot(tx, memories.folded, memories.records[n-1]); err != nil {
 				return err
 			}
 		}

@@ -49,6 +49,7 @@ type Store struct {
 	wholeWalked    bool            // every page
 	walkedVersions map[string]bool // a session's versions, by id
 	checkedRecords map[string]bool // a session's records, before its first write
+	memoryChecked  bool            // the memory log, before the first append
 	reach          *reach          // the operation under way's walk
 	writerMark     *os.File        // held while this Store may write; see crash.go
 

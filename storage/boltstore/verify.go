@@ -94,8 +94,14 @@ func (s *Store) checkAll(tx *bolt.Tx, events bool) error {
 	problems = append(problems, s.verifyBlobs(blobs, events)...)
 	if mb, err := s.memoryOf(tx); err != nil {
 		problems = append(problems, err)
-	} else if _, err := s.foldMemory(mb); err != nil {
+	} else if m, err := s.foldMemory(mb); err != nil {
 		problems = append(problems, err)
+	} else if events {
+		// Derived, as a session's snapshots: Verify reports it, and it
+		// holds back no write.
+		if _, err := s.verifyMemorySnapshot(tx, m, mb); err != nil {
+			problems = append(problems, err)
+		}
 	}
 	if len(problems) > 0 {
 		// The first problem, in one line; the rest are usually its echoes.

@@ -50,7 +50,11 @@ func (s *Store) Check(ctx context.Context) (storage.CheckReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	if _, err := storage.FoldStored(s.where, log); err != nil {
+	m, err := storage.FoldStored(s.where, log)
+	if err != nil {
+		return rep, err
+	}
+	if _, err := s.checkMemorySnapshot(ctx, s.pool, m); err != nil {
 		return rep, err
 	}
 	rep.Memories = len(log)

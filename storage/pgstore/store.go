@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -47,6 +48,10 @@ type Store struct {
 	claimMu sync.Mutex
 	claims  map[string]*claim
 	closed  bool // guarded by claimMu
+
+	// memoryChecked is set once an append read the whole memory log,
+	// checked, as every later one starts from its snapshot.
+	memoryChecked atomic.Bool
 }
 
 var _ storage.Store = (*Store)(nil)

@@ -22,6 +22,8 @@ func RunMemory(t *testing.T, b Backend) {
 		{"MemoryLogKeepsEveryVersion", testMemoryLog},
 		{"MemoryRefusedIsNotKept", testMemoryRefused},
 		{"MemoryAppendsFromTwoStores", testMemoryTwoStores},
+		{"MemoriesNowAreTheLogFolded", testMemoriesNow},
+		{"MemoryPruneFoldsAwayWhatWent", testMemoryPrune},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, b) })
 	}

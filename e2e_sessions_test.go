@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,7 +11,7 @@ import (
 // listed is what `retrace sessions` prints for db.
 func listed(t *testing.T, bin, db string) string {
 	t.Helper()
-	out, err := exec.Command(bin, "sessions", "--db", db).CombinedOutput()
+	out, err := testCommand(t, bin, "sessions", "--db", db).CombinedOutput()
 	if err != nil {
 		t.Fatalf("retrace sessions: %v\n%s", err, out)
 	}
@@ -82,7 +81,7 @@ func TestEndToEndReadOnlyFollowsAndTakesOver(t *testing.T) {
 	reader.waitFor(t, "v6/6")
 	reader.send(t, "C-c")
 	reader.waitFor(t, "EXIT=0")
-	out, err := exec.Command(bin, "show", id[1], "--db", db).CombinedOutput()
+	out, err := testCommand(t, bin, "show", id[1], "--db", db).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "hey you") {
 		t.Fatalf("retrace show after the takeover: %v\n%s", err, out)
 	}

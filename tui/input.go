@@ -107,8 +107,9 @@ func (in *input) Lines() int {
 	return min(max(strings.Count(in.ta.Value(), "\n")+1, 1), maxInputLines)
 }
 
-// Render draws the box width×height.
-func (in *input) Render(width, height int, focused, readOnly bool) []string {
+// Render draws the box width×height. A title in its top border says
+// what the input waits on.
+func (in *input) Render(width, height int, title string, focused, readOnly bool) []string {
 	border := in.st.Input.Border
 	if focused {
 		border = in.st.Input.BorderFocused
@@ -118,5 +119,12 @@ func (in *input) Render(width, height int, focused, readOnly bool) []string {
 	}
 	in.ta.SetWidth(max(width-2, 1))
 	in.ta.SetHeight(max(height-2, 1))
-	return frame("", strings.Split(in.ta.View(), "\n"), width, height, border, in.st.Pane.Title)
+	if title != "" {
+		// The title says what the input waits on; the placeholder's
+		// "Enter sends" would say otherwise.
+		placeholder := in.ta.Placeholder
+		in.ta.Placeholder = ""
+		defer func() { in.ta.Placeholder = placeholder }()
+	}
+	return frame(title, strings.Split(in.ta.View(), "\n"), width, height, border, in.st.Pane.Title)
 }

@@ -10,6 +10,7 @@ import (
 // handleKey routes a key press: a pending confirmation or approval first,
 // then the mode.
 func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
+	typing := m.typing()
 	if m.confirm != nil {
 		return m.confirmKey(k)
 	}
@@ -26,7 +27,7 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.quit()
 	}
 	if m.approval != nil {
-		return m.approvalKey(k)
+		return m.approvalKey(k, typing)
 	}
 	switch m.mode {
 	case modeHelp:
@@ -172,31 +173,6 @@ func (m *Model) nextPane(step int) tea.Cmd {
 		m.focus = focusTools
 	} else {
 		m.focus = focusInput
-	}
-	return nil
-}
-
-func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
-	a := keymap.Approval
-	switch {
-	case key.Matches(k, a.Approve):
-		return m.decide(Decision{Approve: true})
-	case key.Matches(k, a.Always):
-		return m.decide(Decision{Approve: true, Always: true})
-	case key.Matches(k, a.Project):
-		return m.decide(Decision{Approve: true, Always: true, Project: true})
-	case key.Matches(k, a.Deny):
-		return m.decide(Decision{})
-	case key.Matches(k, a.Cancel):
-		m.d.Cancel()
-	case key.Matches(k, a.Up):
-		m.detail.scroll(-1)
-	case key.Matches(k, a.Down):
-		m.detail.scroll(1)
-	case key.Matches(k, a.PageUp):
-		m.detail.scroll(-10)
-	case key.Matches(k, a.PageDown):
-		m.detail.scroll(10)
 	}
 	return nil
 }

@@ -101,6 +101,11 @@ type Model struct {
 	// callsLeft counts those still left out.
 	calls     []state.ToolCall
 	callsLeft int
+
+	// asked is when the approval on screen opened, and lastInput when the
+	// last key or paste came: a key answers the approval only once both
+	// are approvalGuard old (approval.go).
+	asked, lastInput time.Time
 }
 
 // New returns the model for a driver with a session open.

@@ -113,12 +113,6 @@ func (m *Model) handleTaskDone(msg TaskDoneMsg) tea.Cmd {
 	return nil
 }
 
-func (m *Model) handleApproval(msg ApprovalMsg) tea.Cmd {
-	m.approval = &msg
-	m.detail = detailView{}
-	return nil
-}
-
 func (m *Model) handleSessionChanged(msg SessionChangedMsg) tea.Cmd {
 	m.timeline = nil
 	m.mode = modeChat
@@ -145,7 +139,8 @@ func (m *Model) handleWheel(msg tea.MouseWheelMsg) tea.Cmd {
 const maxInput = state.MaxMessage
 
 func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
-	if m.mode != modeChat || m.approval != nil || m.session.ReadOnly {
+	m.typing() // a key right behind a paste is part of it
+	if m.mode != modeChat || m.session.ReadOnly {
 		return nil
 	}
 	// Terminals paste line breaks as carriage returns (tmux and most

@@ -40,6 +40,7 @@ func TestInterfaceInTmux(t *testing.T) {
 			term.waitFor(t, "3,000 lines]")
 			term.send(t, "Enter")
 			term.waitFor(t, "Approve write_file?") // the demo's task writes a notes file
+			term.waitFor(t, "a approve · d deny")  // the question takes keys once read
 			term.send(t, "a")
 			term.waitFor(t, "I looked through the workspace")
 			term.waitFor(t, "^S sessions") // the task rests

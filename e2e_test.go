@@ -30,6 +30,7 @@ func TestEndToEndInTmux(t *testing.T) {
 	term.waitFor(t, "List the files in the workspace")
 	term.waitFor(t, "Approve write_file?")
 	term.waitFor(t, "NOTES.md")
+	term.waitFor(t, "a approve · d deny") // the question takes keys once read
 	term.send(t, "a")
 	term.waitFor(t, "I looked through the workspace")
 	term.waitFor(t, "^S sessions") // the status line's hint once the task rests

@@ -261,7 +261,7 @@ func waitExited(t *testing.T, pid int) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("retrace (pid %d, state %s) still runs 20s after it was told to end", pid, status)
+			t.Fatalf("process %d (state %s) still runs 20s after it was told to end", pid, status)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

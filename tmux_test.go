@@ -72,14 +72,16 @@ func newSizedTmux(t *testing.T, width, height int, command string) *tmux {
 }
 
 // tmuxWatchdog ends a tmux server ($1, its socket) and everything in its
-// panes once the test process ($2) is gone. The server is a daemon: no
-// parent-death signal reaches it, and a test binary that is killed or
-// times out runs no cleanup. The watchdog also ends when the socket does
-// (the test closed the terminal itself).
+// panes once the test process ($2) is gone, and removes the socket's
+// directory. The server is a daemon: no parent-death signal reaches it,
+// and a test binary that is killed or times out runs no cleanup. The
+// watchdog also ends when the socket does (the test closed the terminal
+// itself).
 const tmuxWatchdog = `while kill -0 "$2" 2>/dev/null && [ -S "$1" ]; do sleep 1; done
 panes=$(tmux -S "$1" list-panes -a -F '#{pane_pid}' 2>/dev/null)
 tmux -S "$1" kill-server 2>/dev/null
 for p in $panes; do kill -KILL -- "-$p" 2>/dev/null; done
+rm -rf -- "${1%/*}"
 exit 0`
 
 // watchTmux starts tmuxWatchdog for the server on socket, in a session of

@@ -73,6 +73,7 @@ func TestEndToEndReadOnlyFollowsAndTakesOver(t *testing.T) {
 	writer.send(t, "C-c")
 	writer.waitFor(t, "EXIT=0")
 	reader.waitFor(t, "Writer quit: take the session over? (y/n)")
+	reader.waitGone(t, "keys typed now answer nothing") // the question takes keys once read
 	reader.send(t, "y")
 	// The read-only screen shows the resting hint too: what says the
 	// takeover happened is read-only going away.

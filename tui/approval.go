@@ -22,12 +22,36 @@ func (m *Model) handleApproval(msg ApprovalMsg) tea.Cmd {
 	return nil
 }
 
+// askGuarded puts up a question that came by itself (another process
+// quit, a restore found changed files): keys typed as it opens answer
+// nothing, as at an approval. The command it returns redraws the screen
+// when keys start to count.
+func (m *Model) askGuarded(c confirmation) tea.Cmd {
+	c.guarded = true
+	m.confirm = &c
+	m.asked = m.opts.Now()
+	return guardTick()
+}
+
+// guardPassedMsg redraws the screen once a guarded question takes keys:
+// nothing else need happen for the input's title to say so.
+type guardPassedMsg struct{}
+
+// guardTick is a redraw when the guard that began now has passed.
+func guardTick() tea.Cmd {
+	return tea.Tick(approvalGuard, func(time.Time) tea.Msg { return guardPassedMsg{} })
+}
+
 // inputTitle is what the input's border says while an approval is on
 // screen: that the question waits for an answer, and which keys give it
 // (Enter, which sends a message, gives none), or, while keys are still
 // taken as typing, that they go to the message. The running task's tick
-// redraws it when the guard passes.
+// redraws it when the guard passes. Over a guarded question, it says
+// while keys answer nothing.
 func (m *Model) inputTitle() string {
+	if m.confirm != nil && m.confirm.guarded && !m.settled(m.opts.Now()) {
+		return "a question waits below · keys typed now answer nothing"
+	}
 	if m.approval == nil {
 		return ""
 	}

@@ -115,7 +115,7 @@ func (in *input) Render(width, height int, title string, focused, readOnly bool)
 		border = in.st.Input.BorderFocused
 	}
 	if readOnly {
-		return frame("", []string{in.st.Input.ReadOnly.Render("read-only: another retrace process is writing this session")}, width, height, border, in.st.Pane.Title)
+		return frame(title, []string{in.st.Input.ReadOnly.Render("read-only: another retrace process is writing this session")}, width, height, border, in.st.Pane.Title)
 	}
 	in.ta.SetWidth(max(width-2, 1))
 	in.ta.SetHeight(max(height-2, 1))

@@ -12,7 +12,7 @@ import (
 func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	typing := m.typing()
 	if m.confirm != nil {
-		return m.confirmKey(k)
+		return m.confirmKey(k, typing)
 	}
 	if key.Matches(k, keymap.Chat.Quit) {
 		if m.input.Value() != "" {
@@ -182,11 +182,19 @@ type confirmation struct {
 	question string
 	yes      func() tea.Cmd
 	keep     func() tea.Cmd // a third answer, when the question has one
+	// guarded is a question that comes by itself, not as the answer to
+	// a key: like an approval, it takes no key typed as it opens
+	// (askGuarded).
+	guarded bool
 }
 
-// confirmKey answers the question: yes, or no for any other key.
-func (m *Model) confirmKey(k tea.KeyPressMsg) tea.Cmd {
+// confirmKey answers the question: yes, or no for any other key. A
+// guarded question ignores keys that are part of typing.
+func (m *Model) confirmKey(k tea.KeyPressMsg, typing bool) tea.Cmd {
 	c := m.confirm
+	if c.guarded && typing {
+		return guardTick() // the guard runs on from this key
+	}
 	m.confirm = nil
 	if key.Matches(k, keymap.Confirm.Yes) {
 		return c.yes()

@@ -102,9 +102,9 @@ type Model struct {
 	calls     []state.ToolCall
 	callsLeft int
 
-	// asked is when the approval on screen opened, and lastInput when the
-	// last key or paste came: a key answers the approval only once both
-	// are approvalGuard old (approval.go).
+	// asked is when the approval or guarded question on screen opened,
+	// and lastInput when the last key or paste came: a key answers the
+	// question only once both are approvalGuard old (approval.go).
 	asked, lastInput time.Time
 }
 
@@ -271,6 +271,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.handleEditor(msg)
 	case tickMsg:
 		return m, m.handleTick()
+	case guardPassedMsg:
+		return m, nil // drawn again: the input's title says keys count
 	case modelMsg:
 		return m, m.handleModel(msg)
 	}

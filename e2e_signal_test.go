@@ -110,6 +110,7 @@ func endEveryWay(t *testing.T, moments []signalMoment) {
 	for _, end := range signalEnds {
 		for _, m := range moments {
 			t.Run(end.name+" "+m.name, func(t *testing.T) {
+				t.Parallel() // most of a round is waiting for retrace
 				for i := range signalRounds {
 					t.Logf("round %d", i+1)
 					endRetrace(t, bin, m, end)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,7 +16,7 @@ import (
 // binary cannot stand in for.
 func benchYearCLI(t *testing.T, args ...string) (stdout, stderr string) {
 	t.Helper()
-	cmd := exec.Command(builtBinary(t), append([]string{"bench"}, args...)...)
+	cmd := testCommand(t, builtBinary(t), append([]string{"bench"}, args...)...)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {

@@ -40,7 +40,7 @@ func runCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 }
 
 func runTask(ctx context.Context, c *cli, f runFlags, args []string) error {
-	prompt, err := readPrompt(c.stdin, args, f.session != "")
+	prompt, err := readPrompt(untilDone(ctx, c.stdin), args, f.session != "")
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -526,7 +525,7 @@ func TestRunPrintsNoStaleAnswer(t *testing.T) {
 	for _, extra := range [][]string{nil, {"--json"}} {
 		args := append([]string{"-c", `ulimit -f 0 && exec "$0" "$@"`, bin, "run", "--db", e.db, "--workspace", e.ws,
 			"--base-url", e.srv.URL(), "--model", "gpt-test", "--session", id}, extra...)
-		cmd := exec.Command("sh", append(args, "the follow-up")...)
+		cmd := testCommand(t, "sh", append(args, "the follow-up")...)
 		cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+e.configDir)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -130,12 +130,19 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	}
 	model := tui.New(tuiDriver{ctrl: ctrl, settings: prefs.settings}, tui.Options{Palette: palette, Editor: os.Getenv("EDITOR"),
 		SaveTheme: prefs.saveTheme, SaveProjectTool: saveProjectTool, Start: start})
-	_, runErr := tea.NewProgram(model, tea.WithContext(ctx)).Run()
+	// Signals end the program through ctx alone (main's NotifyContext:
+	// SIGINT, SIGTERM, SIGHUP). Bubble Tea's own handler would race it
+	// for SIGINT and SIGTERM: when ctx wins, that handler blocks for ever
+	// sending its QuitMsg to an event loop that has returned, and the
+	// program's shutdown waits for the handler, claim held.
+	_, runErr := tea.NewProgram(model, tea.WithContext(ctx), tea.WithoutSignalHandler()).Run()
 	id := ctrl.Info().Session.ID
 	if err := ctrl.Close(); err != nil {
 		return err
 	}
-	return farewell(ctx, c, st, id, runErr)
+	// A signal that ended the program ended ctx too; the farewell still
+	// drops an empty session and says how to come back.
+	return farewell(context.WithoutCancel(ctx), c, st, id, runErr)
 }
 
 // chooseSession names the session to show: -r's, -c's latest (of the

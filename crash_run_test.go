@@ -26,13 +26,14 @@ import (
 // `retrace run --session` and check what the rules promise.
 
 type crashEnv struct {
+	t           *testing.T
 	bin, db, ws string
 	srv         *llmtest.Server
 }
 
 func newCrashEnv(t *testing.T) *crashEnv {
 	t.Helper()
-	e := &crashEnv{bin: builtBinary(t), db: filepath.Join(t.TempDir(), "retrace.db"), ws: t.TempDir(), srv: llmtest.NewServer(t)}
+	e := &crashEnv{t: t, bin: builtBinary(t), db: filepath.Join(t.TempDir(), "retrace.db"), ws: t.TempDir(), srv: llmtest.NewServer(t)}
 	t.Cleanup(func() {
 		if v := e.srv.Violations(); len(v) != 0 {
 			t.Errorf("requests a strict server would reject: %v", v)
@@ -43,7 +44,7 @@ func newCrashEnv(t *testing.T) *crashEnv {
 
 func (e *crashEnv) cmd(args ...string) *exec.Cmd {
 	full := append([]string{"run", "--db", e.db, "--workspace", e.ws, "--base-url", e.srv.URL(), "--model", "gpt-test"}, args...)
-	c := exec.Command(e.bin, full...)
+	c := testCommand(e.t, e.bin, full...)
 	c.Env = append(os.Environ(), "XDG_CONFIG_HOME="+e.ws+"/.config", "OPENAI_API_KEY=")
 	return c
 }

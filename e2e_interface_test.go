@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,15 +40,16 @@ func TestInterfaceInTmux(t *testing.T) {
 			term.waitFor(t, "3,000 lines]")
 			term.send(t, "Enter")
 			term.waitFor(t, "Approve write_file?") // the demo's task writes a notes file
+			term.waitFor(t, "a approve · d deny")  // the question takes keys once read
 			term.send(t, "a")
 			term.waitFor(t, "I looked through the workspace")
 			term.waitFor(t, "^S sessions") // the task rests
-			list, err := exec.Command(bin, "sessions", "--json", "--db", db).Output()
+			list, err := testCommand(t, bin, "sessions", "--json", "--db", db).Output()
 			var sessions []struct{ ID string }
 			if err != nil || json.Unmarshal(list, &sessions) != nil || len(sessions) != 1 {
 				t.Fatalf("retrace sessions: %v\n%s", err, list)
 			}
-			out, err := exec.Command(bin, "show", sessions[0].ID, "--json", "--db", db).CombinedOutput()
+			out, err := testCommand(t, bin, "show", sessions[0].ID, "--json", "--db", db).CombinedOutput()
 			if err != nil {
 				t.Fatalf("retrace show: %v\n%s", err, out)
 			}
@@ -79,13 +79,5 @@ func TestInterfaceInTmux(t *testing.T) {
 			term.send(t, "C-c")
 			term.waitFor(t, "EXIT=0")
 		})
-	}
-}
-
-// must runs a tmux command that has to work.
-func (tm *tmux) must(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := tm.run(args...); err != nil {
-		t.Fatalf("tmux %q: %v\n%s", args, err, out)
 	}
 }

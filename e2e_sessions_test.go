@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,7 +11,7 @@ import (
 // listed is what `retrace sessions` prints for db.
 func listed(t *testing.T, bin, db string) string {
 	t.Helper()
-	out, err := exec.Command(bin, "sessions", "--db", db).CombinedOutput()
+	out, err := testCommand(t, bin, "sessions", "--db", db).CombinedOutput()
 	if err != nil {
 		t.Fatalf("retrace sessions: %v\n%s", err, out)
 	}
@@ -74,6 +73,7 @@ func TestEndToEndReadOnlyFollowsAndTakesOver(t *testing.T) {
 	writer.send(t, "C-c")
 	writer.waitFor(t, "EXIT=0")
 	reader.waitFor(t, "Writer quit: take the session over? (y/n)")
+	reader.waitGone(t, "keys typed now answer nothing") // the question takes keys once read
 	reader.send(t, "y")
 	// The read-only screen shows the resting hint too: what says the
 	// takeover happened is read-only going away.
@@ -82,7 +82,7 @@ func TestEndToEndReadOnlyFollowsAndTakesOver(t *testing.T) {
 	reader.waitFor(t, "v6/6")
 	reader.send(t, "C-c")
 	reader.waitFor(t, "EXIT=0")
-	out, err := exec.Command(bin, "show", id[1], "--db", db).CombinedOutput()
+	out, err := testCommand(t, bin, "show", id[1], "--db", db).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "hey you") {
 		t.Fatalf("retrace show after the takeover: %v\n%s", err, out)
 	}

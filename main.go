@@ -4,23 +4,18 @@
 // back. See README.md.
 package main
 
-import (
-	"context"
-	"os"
-	"os/signal"
-	"syscall"
-)
+import "os"
 
 // The sandbox launcher that run_command's commands start through is this
 // binary too: package agent/sandbox takes over in its init, before main,
 // when it is run as one.
 
 func main() {
-	// A hang-up (the terminal closed, the SSH session dropped) is an
-	// interruption like Ctrl+C: the task is recorded as interrupted and a
-	// running command's process group is killed with it. Signals that
-	// kill retrace outright kill the group through the sandbox launcher.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// Ctrl+C outside the interface, SIGTERM and a hang-up (the terminal
+	// closed) interrupt: the task is recorded as interrupted and a running
+	// command's process group is killed with it. Signals that kill retrace
+	// outright kill the group through the sandbox launcher.
+	ctx, stop := handleSignals(os.Stderr)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

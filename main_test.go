@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -46,7 +45,7 @@ func builtBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "retrace")
-		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+		if out, err := testCommand(t, "go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
 			binError = fmt.Errorf("build: %v\n%s", err, out)
 		}
 	})

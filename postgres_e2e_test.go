@@ -19,18 +19,19 @@ import (
 // others: its own HOME (config, data) and workspace, as another machine
 // would have.
 type machine struct {
+	t                  *testing.T
 	bin, url, home, ws string
 	srv                *llmtest.Server
 }
 
 func newMachine(t *testing.T, bin, url string) *machine {
 	t.Helper()
-	m := &machine{bin: bin, url: url, home: t.TempDir(), ws: t.TempDir(), srv: llmtest.NewServer(t)}
+	m := &machine{t: t, bin: bin, url: url, home: t.TempDir(), ws: t.TempDir(), srv: llmtest.NewServer(t)}
 	return m
 }
 
 func (m *machine) cmd(args ...string) *exec.Cmd {
-	c := exec.Command(m.bin, append(args, "--db", m.url)...)
+	c := testCommand(m.t, m.bin, append(args, "--db", m.url)...)
 	c.Env = append(os.Environ(), "HOME="+m.home, "XDG_CONFIG_HOME=", "XDG_DATA_HOME=", "OPENAI_API_KEY=", "RETRACE_DB=")
 	c.Dir = m.ws
 	return c

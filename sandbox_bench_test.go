@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"testing"
 )
 
@@ -15,7 +14,7 @@ import (
 func BenchmarkLauncher(b *testing.B) {
 	dir := b.TempDir()
 	bin := dir + "/retrace"
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := testCommand(b, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		b.Fatalf("build: %v\n%s", err, out)
 	}
 	run := func(b *testing.B, argv ...string) {
@@ -24,7 +23,7 @@ func BenchmarkLauncher(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd := testCommand(b, argv[0], argv[1:]...)
 			cmd.Dir, cmd.ExtraFiles = dir, []*os.File{sw}
 			err = cmd.Run()
 			sw.Close()

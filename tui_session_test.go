@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -149,8 +150,17 @@ func newScreenPump(t *testing.T, m *tui.Model, width, height int) *screenPump {
 // at width×height, and starts it.
 func (r *tuiRig) open(ctrl *session.Controller, width, height int) *screenPump {
 	r.t.Helper()
-	m := tui.New(tuiDriver{ctrl: ctrl}, tui.Options{Palette: themes.Default(), Now: func() time.Time { return time.Unix(0, 0) }})
+	m := tui.New(tuiDriver{ctrl: ctrl}, tui.Options{Palette: themes.Default(), Now: steppingClock()})
 	return newScreenPump(r.t, m, width, height)
+}
+
+// steppingClock is a clock a second later at each reading. A person's
+// keys come with time between them, so each one answers what is on the
+// screen: the interface takes keys that come as a question opens, or
+// hard on each other, as typing.
+func steppingClock() func() time.Time {
+	var n atomic.Int64
+	return func() time.Time { return time.Unix(n.Add(1), 0) }
 }
 
 // patience is how long a wait may take before the test fails: long, so a

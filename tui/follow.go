@@ -42,11 +42,10 @@ func (m *Model) offerTakeOver(ask askTakeOverMsg) tea.Cmd {
 	if m.confirm != nil {
 		return tea.Tick(time.Second, func(time.Time) tea.Msg { return ask })
 	}
-	m.confirm = &confirmation{
+	return m.askGuarded(confirmation{
 		question: takeOverQuestion,
 		yes: func() tea.Cmd {
 			return m.switchSession(busyNotice(""), m.d.TakeOver)
 		},
-	}
-	return nil
+	})
 }

@@ -65,6 +65,18 @@ func TestWriterGoneOffersTakeOver(t *testing.T) {
 				t.Fatalf("the status line does not ask: %q", s)
 			}
 			checkScreen(t, m.View().Content, size[0], size[1])
+			// A y typed on as the question came takes nothing over.
+			pressKeys(t, m, "y")
+			if f.takenOver != 0 || m.confirm == nil {
+				t.Fatalf("a y typed as the question opened: taken over %d times", f.takenOver)
+			}
+			if !strings.Contains(screenOf(m), "keys typed now answer nothing") {
+				t.Fatalf("the input does not say keys answer nothing yet:\n%s", screenOf(m))
+			}
+			later(m, approvalGuard)
+			if strings.Contains(screenOf(m), "keys typed now answer nothing") {
+				t.Fatalf("past the guard, the input still says keys answer nothing:\n%s", screenOf(m))
+			}
 			pressKeys(t, m, "y")
 			if f.takenOver != 1 || m.session.ReadOnly || strings.Contains(statusText(m), "read-only") {
 				t.Fatalf("y: taken over %d times, read-only %v", f.takenOver, m.session.ReadOnly)
@@ -79,6 +91,7 @@ func TestWriterGoneOffersTakeOver(t *testing.T) {
 		f := readOnlyFake()
 		m := newModel(t, f, "dark", 80, 24)
 		m.Update(WriterGoneMsg{})
+		later(m, approvalGuard)
 		pressKeys(t, m, "n")
 		if f.takenOver != 0 || !m.session.ReadOnly || m.confirm != nil {
 			t.Fatalf("n: taken over %d times, read-only %v", f.takenOver, m.session.ReadOnly)
@@ -89,6 +102,7 @@ func TestWriterGoneOffersTakeOver(t *testing.T) {
 		f.takeErr = errors.New("session 3f2a9c1b0d4e5f67 is in use by another retrace process (pid 77)")
 		m := newModel(t, f, "dark", 120, 40)
 		m.Update(WriterGoneMsg{})
+		later(m, approvalGuard)
 		pressKeys(t, m, "y")
 		if !m.session.ReadOnly || !strings.Contains(m.notice, "in use by another retrace process") {
 			t.Fatalf("a refused takeover: read-only %v, notice %q", m.session.ReadOnly, m.notice)
@@ -110,21 +124,22 @@ func TestTakeOverWaitsForTheQuestionBefore(t *testing.T) {
 	f := readOnlyFake()
 	m := newModel(t, f, "dark", 120, 40)
 	pressKeys(t, m, "ctrl+s", "down", "d")
-	_, later := m.Update(WriterGoneMsg{})
-	if s := statusText(m); !strings.Contains(s, "Delete session 9b8c7d6e") || later == nil {
+	_, again := m.Update(WriterGoneMsg{})
+	if s := statusText(m); !strings.Contains(s, "Delete session 9b8c7d6e") || again == nil {
 		t.Fatalf("the delete question was replaced: %q", s)
 	}
 	pressKeys(t, m, "n")
-	run(m, later)
+	run(m, again)
 	if s := statusText(m); !strings.Contains(s, takeOverQuestion) {
 		t.Fatalf("after the delete question, no offer: %q", s)
 	}
 
+	later(m, approvalGuard)
 	pressKeys(t, m, "n", "down", "d")
-	_, later = m.Update(WriterGoneMsg{})
+	_, again = m.Update(WriterGoneMsg{})
 	pressKeys(t, m, "n")
 	m.session.ID = "another session"
-	run(m, later)
+	run(m, again)
 	if m.confirm != nil {
 		t.Fatal("the offer was made for a session opened since")
 	}

@@ -107,17 +107,25 @@ func (in *input) Lines() int {
 	return min(max(strings.Count(in.ta.Value(), "\n")+1, 1), maxInputLines)
 }
 
-// Render draws the box width×height; readOnly, when set, says why
-// nothing can be typed.
-func (in *input) Render(width, height int, focused bool, readOnly string) []string {
+// Render draws the box width×height. A title in its top border says
+// what the input waits on; readOnly, when set, says why nothing can be
+// typed.
+func (in *input) Render(width, height int, title string, focused bool, readOnly string) []string {
 	border := in.st.Input.Border
 	if focused {
 		border = in.st.Input.BorderFocused
 	}
 	if readOnly != "" {
-		return frame("", []string{in.st.Input.ReadOnly.Render(readOnly)}, width, height, border, in.st.Pane.Title)
+		return frame(title, []string{in.st.Input.ReadOnly.Render(readOnly)}, width, height, border, in.st.Pane.Title)
 	}
 	in.ta.SetWidth(max(width-2, 1))
 	in.ta.SetHeight(max(height-2, 1))
-	return frame("", strings.Split(in.ta.View(), "\n"), width, height, border, in.st.Pane.Title)
+	if title != "" {
+		// The title says what the input waits on; the placeholder's
+		// "Enter sends" would say otherwise.
+		placeholder := in.ta.Placeholder
+		in.ta.Placeholder = ""
+		defer func() { in.ta.Placeholder = placeholder }()
+	}
+	return frame(title, strings.Split(in.ta.View(), "\n"), width, height, border, in.st.Pane.Title)
 }

@@ -71,7 +71,7 @@ var keymap = keyMap{
 		Close: bind("back to the timeline", "esc", "b", "q"),
 	},
 	Approval: approvalKeys{
-		Approve:  bind("approve this call", "a", "y", "enter"),
+		Approve:  bind("approve this call (keys typed as the question opens, or pasted, answer nothing: they go to your message)", "a", "y"),
 		Always:   bind("approve this tool for the rest of the session", "s"),
 		Project:  bind("approve this tool in every session of this project (kept in your config)", "p"),
 		Deny:     bind("deny (the model is told)", "d", "n"),

@@ -10,8 +10,9 @@ import (
 // handleKey routes a key press: a pending confirmation or approval first,
 // then the mode.
 func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
+	typing := m.typing()
 	if m.confirm != nil {
-		return m.confirmKey(k)
+		return m.confirmKey(k, typing)
 	}
 	if key.Matches(k, keymap.Chat.Quit) {
 		if m.input.Value() != "" {
@@ -26,7 +27,7 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.quit()
 	}
 	if m.approval != nil {
-		return m.approvalKey(k)
+		return m.approvalKey(k, typing)
 	}
 	switch m.mode {
 	case modeHelp:
@@ -176,42 +177,25 @@ func (m *Model) nextPane(step int) tea.Cmd {
 	return nil
 }
 
-func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
-	a := keymap.Approval
-	switch {
-	case key.Matches(k, a.Approve):
-		return m.decide(Decision{Approve: true})
-	case key.Matches(k, a.Always):
-		return m.decide(Decision{Approve: true, Always: true})
-	case key.Matches(k, a.Project):
-		return m.decide(Decision{Approve: true, Always: true, Project: true})
-	case key.Matches(k, a.Deny):
-		return m.decide(Decision{})
-	case key.Matches(k, a.Cancel):
-		m.d.Cancel()
-	case key.Matches(k, a.Up):
-		m.detail.scroll(-1)
-	case key.Matches(k, a.Down):
-		m.detail.scroll(1)
-	case key.Matches(k, a.PageUp):
-		m.detail.scroll(-10)
-	case key.Matches(k, a.PageDown):
-		m.detail.scroll(10)
-	}
-	return nil
-}
-
 // confirmation is a yes/no question over the current mode.
 type confirmation struct {
 	question string
 	yes      func() tea.Cmd
 	keep     func() tea.Cmd // a third answer, when the question has one
 	look     func() tea.Cmd // another: open read-only, to look
+	// guarded is a question that comes by itself, not as the answer to
+	// a key: like an approval, it takes no key typed as it opens
+	// (askGuarded).
+	guarded bool
 }
 
-// confirmKey answers the question: yes, or no for any other key.
-func (m *Model) confirmKey(k tea.KeyPressMsg) tea.Cmd {
+// confirmKey answers the question: yes, or no for any other key. A
+// guarded question ignores keys that are part of typing.
+func (m *Model) confirmKey(k tea.KeyPressMsg, typing bool) tea.Cmd {
 	c := m.confirm
+	if c.guarded && typing {
+		return guardTick() // the guard runs on from this key
+	}
 	m.confirm = nil
 	if key.Matches(k, keymap.Confirm.Yes) {
 		return c.yes()

@@ -311,8 +311,9 @@ func TestAliases(t *testing.T) {
 		t.Error("q leaves the tool call")
 	}
 
-	for i, k := range []string{"y", "enter", "n"} {
+	for i, k := range []string{"y", "n"} {
 		m.Update(ApprovalMsg{Tool: "run_command", Command: "make"})
+		later(m, approvalGuard)
 		_, cmd := m.Update(keyPress(t, k))
 		run(m, cmd)
 		if len(f.decided) != i+1 || f.decided[i].Approve != (k != "n") {

@@ -106,6 +106,7 @@ func TestApproveForTheProject(t *testing.T) {
 		if !strings.Contains(screenOf(m), "in every session of this project") {
 			t.Fatalf("the approval does not offer p:\n%s", screenOf(m))
 		}
+		later(m, approvalGuard)
 		pressKeys(t, m, "p")
 		if len(f.decided) != i+1 || f.decided[i] != (Decision{Approve: true, Always: true, Project: true}) {
 			t.Fatalf("decided %+v", f.decided)

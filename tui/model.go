@@ -101,6 +101,11 @@ type Model struct {
 	// callsLeft counts those still left out.
 	calls     []state.ToolCall
 	callsLeft int
+
+	// asked is when the approval or guarded question on screen opened,
+	// and lastInput when the last key or paste came: a key answers the
+	// question only once both are approvalGuard old (approval.go).
+	asked, lastInput time.Time
 }
 
 // New returns the model for a driver with a session open.
@@ -188,8 +193,7 @@ func (m *Model) shown() state.State {
 // Init listens to the driver and says what the session left unfinished;
 // nothing of it starts by itself (see opened).
 func (m *Model) Init() tea.Cmd {
-	m.opened()
-	return tea.Batch(m.listen(), m.start(), m.readEarlier())
+	return tea.Batch(m.opened(), m.listen(), m.start(), m.readEarlier())
 }
 
 // Update routes each message to its handler, then reads the head's
@@ -262,6 +266,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.handleEditor(msg)
 	case tickMsg:
 		return m, m.handleTick()
+	case guardPassedMsg:
+		return m, nil // drawn again: the input's title says keys count
 	case modelMsg:
 		return m, m.handleModel(msg)
 	}

@@ -169,6 +169,7 @@ func TestEscAtAnApproval(t *testing.T) {
 	m := newModel(t, f, "dark", 120, 40)
 	m.running = true
 	m.Update(ApprovalMsg{Tool: "write_file", Summary: "write 1 line to out.txt", Path: "out.txt"})
+	later(m, approvalGuard)
 	pressKeys(t, m, "esc")
 	if f.cancelled != 1 || len(f.decided) != 0 {
 		t.Fatalf("Esc at the question: cancelled %d, decided %+v", f.cancelled, f.decided)
@@ -180,6 +181,7 @@ func TestEscAtAnApproval(t *testing.T) {
 	if s := screenOf(m); strings.Contains(s, "Approve write_file?") || !strings.Contains(s, "interrupted: what streamed is kept") {
 		t.Fatalf("after the task ended:\n%s", s)
 	}
+	later(m, approvalGuard)
 	pressKeys(t, m, "a")
 	if len(f.decided) != 0 || m.running {
 		t.Fatalf("a key after the task ended answered: %+v", f.decided)

@@ -80,6 +80,13 @@ func TestRestoreAsksAboutChangedFiles(t *testing.T) {
 		if got := plain(m.Render()); !strings.Contains(got, "NOTES.md") {
 			t.Fatalf("%s: the question is not on screen:\n%s", c.answer, got)
 		}
+		// The question comes by itself, later than the key that led to
+		// it: a key typed as it opens answers nothing.
+		pressKeys(t, m, c.answer)
+		if m.confirm == nil || len(f.restored) != 0 {
+			t.Fatalf("%s typed as the question opened: restored %v", c.answer, f.restored)
+		}
+		later(m, approvalGuard)
 		pressKeys(t, m, c.answer)
 		if m.confirm != nil || len(f.restored) != len(c.restored) || (len(c.restored) > 0 && f.restored[0] != c.restored[0]) {
 			t.Fatalf("%s: restored %v, question %+v", c.answer, f.restored, m.confirm)

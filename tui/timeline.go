@@ -347,13 +347,12 @@ type filesChangedMsg struct {
 }
 
 func (m *Model) handleFilesChanged(msg filesChangedMsg) tea.Cmd {
-	m.confirm = &confirmation{
+	return m.askGuarded(confirmation{
 		question: fmt.Sprintf("%s changed outside retrace: %s. Overwrite with v%d's? y yes · k keep the files, move only the head · n cancel",
 			transcript.Count(len(msg.paths), "file"), firstFew(msg.paths, 3), msg.version),
 		yes:  func() tea.Cmd { return m.restore(msg.version, RestoreHow{Force: true}) },
 		keep: func() tea.Cmd { return m.restore(msg.version, RestoreHow{KeepFiles: true}) },
-	}
-	return nil
+	})
 }
 
 // restoredMsg says the head moved to version. Unlike opening a session, a

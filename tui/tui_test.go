@@ -105,7 +105,7 @@ func TestPaneGoldens(t *testing.T) {
 		"tools":        m.tools.lines(&m.st, s.Memory.ToolCalls, 40, 6, true),
 		"notes":        noteLines(&m.st, s.Memory.Notes, 40),
 		"status":       {m.statusLine()},
-		"input":        m.input.Render(120, 3, true, ""),
+		"input":        m.input.Render(120, 3, "", true, ""),
 	}
 	for name, ls := range panes {
 		t.Run(name, func(t *testing.T) { golden.RequireEqual(t, []byte(strings.Join(ls, "\n"))) })
@@ -199,6 +199,7 @@ func TestApprovalDialog(t *testing.T) {
 	m.running = true // an approval comes from a running task
 	m.Update(ApprovalMsg{Tool: "write_file", Summary: "write 2 lines to greet.go (new file)", Path: "greet.go",
 		Diff: "--- /dev/null\n+++ b/greet.go\n@@ -0,0 +1,2 @@\n+package main\n+func greet() string { return \"hi\" }\n"})
+	later(m, approvalGuard) // the question has been read: keys answer it
 	out := m.View().Content
 	checkScreen(t, out, 120, 40)
 	golden.RequireEqual(t, []byte(out))
@@ -213,6 +214,7 @@ func TestApprovalDialog(t *testing.T) {
 		t.Fatalf("decided %+v", f.decided)
 	}
 	m.Update(ApprovalMsg{Tool: "run_command", Command: "rm -rf build"})
+	later(m, approvalGuard)
 	_, cmd = m.Update(keyMsg("d"))
 	run(m, cmd)
 	if len(f.decided) != 2 || f.decided[1].Approve {

@@ -16,33 +16,34 @@ import (
 
 // opened tells what a session just shown left unfinished, and asks about
 // an open restore.
-func (m *Model) opened() {
+func (m *Model) opened() tea.Cmd {
 	if m.session.ReadOnly {
-		return // the process writing it decides
+		return nil // the process writing it decides
 	}
 	if m.head.Restoring != nil {
-		m.askOpenRestore()
-		return
+		return m.askOpenRestore()
 	}
 	if m.head.Phase.Active() {
 		m.notice = fmt.Sprintf("this session stopped in the middle of a task (%s): %s carries it on; a new message replaces it",
 			m.head.Phase, legend(keymap.Chat.Retry))
 	}
+	return nil
 }
 
 // askOpenRestore asks what to do with the restore left open at the head:
 // finish it (write its files), or leave every file as it is and move the
 // head to the version it restored, as a restore that keeps the files
 // does. Any other key leaves the question for later; the session takes
-// no message until it is answered.
-func (m *Model) askOpenRestore() {
+// no message until it is answered. It comes by itself, so keys typed as
+// it opens answer nothing.
+func (m *Model) askOpenRestore() tea.Cmd {
 	r, target := m.head.Restoring, m.head.ParentVersion
-	m.confirm = &confirmation{
+	return m.askGuarded(confirmation{
 		question: fmt.Sprintf("A restore of the workspace to v%d was left unfinished (%s; nothing written since). Finish it? y write them · k keep the files as they are · n later",
 			target, transcript.Count(len(r.Files), "file")),
 		yes:  m.finishRestore,
 		keep: func() tea.Cmd { return m.restore(target, RestoreHow{KeepFiles: true}) },
-	}
+	})
 }
 
 // finishRestore finishes the open restore; the panes show the head it

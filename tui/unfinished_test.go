@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -58,7 +59,13 @@ func TestAnOpenRestoreIsAskedAbout(t *testing.T) {
 			if f.finished != 0 || len(f.restored) != 0 || !strings.Contains(statusText(m), question) {
 				t.Fatalf("on open: finished %d, restored %v, status %q", f.finished, f.restored, statusText(m))
 			}
-			pressKeys(t, m, c.key)
+			// The question comes by itself: a key typed as it opens
+			// answers nothing.
+			typeAt(t, m, approvalGuard-time.Millisecond, c.key)
+			if f.finished != 0 || len(f.restored) != 0 || m.confirm == nil {
+				t.Fatalf("%s typed as the question opened answered it: finished %d, restored %v", c.key, f.finished, f.restored)
+			}
+			typeAt(t, m, approvalGuard, c.key)
 			if f.finished != c.finished {
 				t.Fatalf("finished %d, want %d", f.finished, c.finished)
 			}
@@ -74,7 +81,7 @@ func TestAnOpenRestoreIsAskedAbout(t *testing.T) {
 	f.submitErr = errRestoreOpen
 	m := newModel(t, f, "dark", 120, 40)
 	run(m, m.Init())
-	pressKeys(t, m, "n")
+	typeAt(t, m, approvalGuard, "n")
 	typed(t, m, "go on")
 	if m.confirm == nil || !strings.Contains(statusText(m), question) || m.input.Value() != "go on" {
 		t.Fatalf("a message on an open restore: question %v, input %q, status %q", m.confirm, m.input.Value(), statusText(m))

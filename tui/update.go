@@ -113,20 +113,13 @@ func (m *Model) handleTaskDone(msg TaskDoneMsg) tea.Cmd {
 	return nil
 }
 
-func (m *Model) handleApproval(msg ApprovalMsg) tea.Cmd {
-	m.approval = &msg
-	m.detail = detailView{}
-	return nil
-}
-
 func (m *Model) handleSessionChanged(msg SessionChangedMsg) tea.Cmd {
 	m.timeline = nil
 	m.mode = modeChat
 	m.errText, m.notice = "", ""
 	m.loadSession(msg.Session, msg.Head)
 	m.relayout()
-	m.opened()
-	return nil
+	return m.opened()
 }
 
 func (m *Model) handleWheel(msg tea.MouseWheelMsg) tea.Cmd {
@@ -143,7 +136,8 @@ func (m *Model) handleWheel(msg tea.MouseWheelMsg) tea.Cmd {
 const maxInput = state.MaxMessage
 
 func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
-	if m.mode != modeChat || m.approval != nil || m.session.ReadOnly {
+	m.typing() // a key right behind a paste is part of it
+	if m.mode != modeChat || m.session.ReadOnly {
 		return nil
 	}
 	// Terminals paste line breaks as carriage returns (tmux and most
@@ -262,7 +256,7 @@ func (m *Model) handleStartFailed(msg startFailedMsg) tea.Cmd {
 		m.relayout()
 	}
 	if m.head.Restoring != nil && !m.session.ReadOnly {
-		m.askOpenRestore() // what stops every task until it is answered
+		return m.askOpenRestore() // what stops every task until it is answered
 	}
 	return nil
 }

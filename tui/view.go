@@ -37,7 +37,7 @@ func (m *Model) Render() string {
 	}
 	lines = append(lines, m.mainLines()...)
 	if m.lay.inputH > 0 {
-		lines = append(lines, m.input.Render(m.width, m.lay.inputH, m.focus == focusInput && m.mode == modeChat && m.approval == nil,
+		lines = append(lines, m.input.Render(m.width, m.lay.inputH, m.inputTitle(), m.focus == focusInput && m.mode == modeChat && m.approval == nil,
 			m.readOnlyWhy(true))...)
 	}
 	lines = append(lines, notice...)

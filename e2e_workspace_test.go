@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -163,7 +162,7 @@ func resumedInA(t *testing.T, term *tmux, a string) {
 // test if the command fails.
 func shell(t *testing.T, line string) string {
 	t.Helper()
-	out, err := exec.Command("sh", "-c", line).CombinedOutput()
+	out, err := testCommand(t, "sh", "-c", line).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", line, err, out)
 	}

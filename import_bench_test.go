@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -61,7 +60,7 @@ func importPeak(b *testing.B, exe, file string) int64 {
 	b.Helper()
 	dir := b.TempDir()
 	peak := filepath.Join(dir, "peak")
-	cmd := exec.Command(exe, "import", file, "--db", filepath.Join(dir, "retrace.db"))
+	cmd := testCommand(b, exe, "import", file, "--db", filepath.Join(dir, "retrace.db"))
 	cmd.Env = append(os.Environ(), benchChildEnv+"=cli", benchChildPeak+"="+peak, "XDG_CONFIG_HOME="+dir, "TMPDIR="+dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("import %s: %v\n%s", file, err, out)

@@ -165,10 +165,10 @@ type keptRecord struct {
 // blobSalvage reads the damaged file's contents for Recover, each once
 // however many versions and sessions refer to it.
 type blobSalvage struct {
-	store  *Store
-	in     contents
-	kept   map[string]sealedBlob // digest -> its records, read back intact
-	lost   map[string]string // digest -> why it could not be read
+	store *Store
+	in    contents
+	kept  map[string]sealedBlob // digest -> its records, read back intact
+	lost  map[string]string     // digest -> why it could not be read
 }
 
 // keep reads the content d names, and returns why it cannot be kept, or

@@ -167,7 +167,7 @@ func (s *Store) verifyBlobs(tx *bolt.Tx, blobs *bolt.Bucket, full bool) []error 
 	if err != nil {
 		return []error{err}
 	}
-	problems := s.verifyChunkBuckets(blobs, chunks)
+	var problems []error
 	in := contents{blobs: blobs, chunks: chunks}
 	c := blobs.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
@@ -190,7 +190,7 @@ func (s *Store) verifyBlobs(tx *bolt.Tx, blobs *bolt.Bucket, full bool) []error 
 			problems = append(problems, err)
 		}
 	}
-	return problems
+	return append(problems, s.verifyChunkBuckets(blobs, chunks)...)
 }
 
 // verifyChunkBuckets finds chunks no content's record names: every
@@ -200,8 +200,8 @@ func (s *Store) verifyChunkBuckets(blobs, chunks *bolt.Bucket) []error {
 	c := chunks.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		head := blobs.Get(k)
-		_, chunked, _ := chunkedSize(head)
-		if len(k) != 32 || v != nil || head == nil || !chunked {
+		_, chunked, err := chunkedSize(head)
+		if len(k) != 32 || v != nil || head == nil || (err == nil && !chunked) {
 			problems = append(problems, &storage.CorruptError{Path: s.path, Reason: fmt.Sprintf("stray key %x among the chunked contents: no content's record names it", k)})
 		}
 	}

@@ -16,14 +16,18 @@ import (
 //
 //	blobs/<sha256>           sealed: codec 2 (chunked), uvarint the content's length
 //	chunks/<sha256>/         bucket: the content's chunks, in order
-//	    <uint32, big-endian> a sealed chunk, encoded as a blob record is (codec 0 or 1)
+//	    <uint32, big-endian>/  bucket: one chunk
+//	        chunk            sealed, encoded as a blob record is (codec 0 or 1)
 //
 // bbolt keeps a value whole on the pages of one leaf, never splits a leaf
 // of four keys or fewer, and writes a leaf it changes whole again: a
 // content of 32 MiB beside others made every commit that touched its leaf
 // copy and rewrite them all. Chunks of 1 MiB bound what one write copies,
-// and let an import write a large content a few chunks per transaction,
-// holding only those in memory.
+// and let an import write a large content a chunk or two per transaction,
+// holding only those in memory. Each chunk is alone in a bucket of its
+// own so that adding the next writes only the next: chunks side by side
+// in one bucket share leaves, and adding one rewrote up to three before
+// it.
 //
 // The record under the digest is put in the transaction that puts the
 // chunks, or moves them in (an import, see stageChunks), never before: a
@@ -33,7 +37,10 @@ const chunkSize = 1 << 20
 
 const codecChunks = 2
 
-var chunksBucket = []byte("chunks")
+var (
+	chunksBucket   = []byte("chunks")
+	chunkRecordKey = []byte("chunk")
+)
 
 // sealedBlob is one content as the file keeps it: the record under its
 // digest and, for a chunked content, its chunks' records in order.
@@ -128,9 +135,18 @@ func putChunks(chunks *bolt.Bucket, key []byte, recs [][]byte) error {
 	if err != nil {
 		return err
 	}
+	return addChunks(b, 0, recs)
+}
+
+// addChunks puts recs into a content's bucket as chunks from... on.
+func addChunks(b *bolt.Bucket, from int, recs [][]byte) error {
 	b.FillPercent = 1.0 // keys only grow
 	for i, rec := range recs {
-		if err := b.Put(chunkKey(i), rec); err != nil {
+		cb, err := b.CreateBucket(chunkKey(from + i))
+		if err != nil {
+			return err
+		}
+		if err := cb.Put(chunkRecordKey, rec); err != nil {
 			return err
 		}
 	}
@@ -157,10 +173,14 @@ func eachChunk(chunks *bolt.Bucket, key []byte, size uint64, fn func(i int, rec 
 	c := b.Cursor()
 	i := 0
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if v == nil || i >= n || !bytes.Equal(k, chunkKey(i)) {
+		if v != nil || i >= n || !bytes.Equal(k, chunkKey(i)) {
 			return fmt.Errorf("its chunk %d is missing, or a stray key %x is among its chunks", i, k)
 		}
-		if err := fn(i, v); err != nil {
+		rec, err := chunkRecord(b.Bucket(k))
+		if err == nil {
+			err = fn(i, rec)
+		}
+		if err != nil {
 			return fmt.Errorf("chunk %d: %w", i, err)
 		}
 		i++
@@ -197,4 +217,17 @@ func checkChunkSeals(chunks *bolt.Bucket, key []byte, size uint64) error {
 		_, err := unseal(rec)
 		return err
 	})
+}
+
+// chunkRecord is the one record a chunk's bucket holds.
+func chunkRecord(b *bolt.Bucket) ([]byte, error) {
+	c := b.Cursor()
+	k, v := c.First()
+	if !bytes.Equal(k, chunkRecordKey) || v == nil {
+		return nil, fmt.Errorf("its bucket holds %q, not a record %q", k, chunkRecordKey)
+	}
+	if k, _ := c.Next(); k != nil {
+		return nil, fmt.Errorf("a stray key %q is beside its record", k)
+	}
+	return v, nil
 }

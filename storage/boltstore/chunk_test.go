@@ -33,7 +33,10 @@ func chunkLayout(t *testing.T, path, digest string) (codec byte, chunks []int) {
 		}
 		codec = p[0]
 		if b := tx.Bucket(chunksBucket).Bucket(k); b != nil {
-			_ = b.ForEach(func(_, v []byte) error { chunks = append(chunks, len(v)); return nil })
+			_ = b.ForEachBucket(func(k []byte) error {
+				chunks = append(chunks, len(b.Bucket(k).Get(chunkRecordKey)))
+				return nil
+			})
 		}
 		if tx.Bucket(importingBucket) != nil {
 			t.Error("an import left its staging bucket behind")
@@ -112,29 +115,43 @@ func TestDamagedChunks(t *testing.T) {
 		says   string
 	}{
 		{"a flipped byte in a chunk", func(tx *bolt.Tx, k []byte) error {
-			b := tx.Bucket(chunksBucket).Bucket(k)
-			rec := bytes.Clone(b.Get(chunkKey(1)))
+			b := tx.Bucket(chunksBucket).Bucket(k).Bucket(chunkKey(1))
+			rec := bytes.Clone(b.Get(chunkRecordKey))
 			rec[len(rec)/2] ^= 0x40
-			return b.Put(chunkKey(1), rec)
+			return b.Put(chunkRecordKey, rec)
 		}, "chunk 1: checksum mismatch"},
 		{"a chunk missing", func(tx *bolt.Tx, k []byte) error {
-			return tx.Bucket(chunksBucket).Bucket(k).Delete(chunkKey(1))
+			return tx.Bucket(chunksBucket).Bucket(k).DeleteBucket(chunkKey(1))
+		}, "chunk 1 is missing"},
+		{"a chunk's record missing", func(tx *bolt.Tx, k []byte) error {
+			return tx.Bucket(chunksBucket).Bucket(k).Bucket(chunkKey(1)).Delete(chunkRecordKey)
+		}, "chunk 1: its bucket holds"},
+		{"a key beside a chunk's record", func(tx *bolt.Tx, k []byte) error {
+			return tx.Bucket(chunksBucket).Bucket(k).Bucket(chunkKey(0)).Put([]byte("more"), []byte("x"))
+		}, "chunk 0: a stray key"},
+		{"a chunk as a plain value", func(tx *bolt.Tx, k []byte) error {
+			b := tx.Bucket(chunksBucket).Bucket(k)
+			rec := bytes.Clone(b.Bucket(chunkKey(1)).Get(chunkRecordKey))
+			if err := b.DeleteBucket(chunkKey(1)); err != nil {
+				return err
+			}
+			return b.Put(chunkKey(1), rec)
 		}, "chunk 1 is missing"},
 		{"the last chunk missing", func(tx *bolt.Tx, k []byte) error {
-			return tx.Bucket(chunksBucket).Bucket(k).Delete(chunkKey(2))
+			return tx.Bucket(chunksBucket).Bucket(k).DeleteBucket(chunkKey(2))
 		}, "holds 2 chunks of the 3"},
 		{"a chunk too many", func(tx *bolt.Tx, k []byte) error {
-			return tx.Bucket(chunksBucket).Bucket(k).Put(chunkKey(3), encodeBlob([]byte("more")))
+			return addChunks(tx.Bucket(chunksBucket).Bucket(k), 3, [][]byte{encodeBlob([]byte("more"))})
 		}, "stray key"},
 		{"every chunk missing", func(tx *bolt.Tx, k []byte) error {
 			return tx.Bucket(chunksBucket).DeleteBucket(k)
 		}, "its chunks are missing"},
 		{"a chunk of the wrong length", func(tx *bolt.Tx, k []byte) error {
-			return tx.Bucket(chunksBucket).Bucket(k).Put(chunkKey(0), encodeBlob(good.Data[:chunkSize-1]))
+			return tx.Bucket(chunksBucket).Bucket(k).Bucket(chunkKey(0)).Put(chunkRecordKey, encodeBlob(good.Data[:chunkSize-1]))
 		}, "chunk 0: holds 1048575 bytes, not 1048576"},
 		{"other chunks sealed anew", func(tx *bolt.Tx, k []byte) error {
 			other := bytes.ToUpper(good.Data[chunkSize : 2*chunkSize])
-			return tx.Bucket(chunksBucket).Bucket(k).Put(chunkKey(1), encodeBlob(other))
+			return tx.Bucket(chunksBucket).Bucket(k).Bucket(chunkKey(1)).Put(chunkRecordKey, encodeBlob(other))
 		}, "hash to sha256:"},
 		{"a record that declares another length", func(tx *bolt.Tx, k []byte) error {
 			return tx.Bucket(blobsBucket).Put(k, chunkedHead(int64(3*chunkSize+1)))
@@ -233,7 +250,7 @@ func TestChunksGCAndRecover(t *testing.T) {
 	st.Close()
 	damageFile(t, path, func(tx *bolt.Tx) error {
 		k, _ := blobKey(damaged.Digest)
-		return tx.Bucket(chunksBucket).Bucket(k).Delete(chunkKey(0))
+		return tx.Bucket(chunksBucket).Bucket(k).DeleteBucket(chunkKey(0))
 	})
 	to := filepath.Join(t.TempDir(), "recovered.db")
 	rep, err := Recover(ctx, path, to)

@@ -257,5 +257,5 @@ func (s *Store) guardChunks(key []byte) error {
 	if err != nil {
 		return err
 	}
-	return w.bucket(ref, 2, ignore)
+	return w.bucket(ref, 2, w.deep)
 }

@@ -127,6 +127,11 @@ func appendBlob(dst, b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return appendPayload(dst, p)
+}
+
+// appendPayload is appendBlob of a record unsealed already.
+func appendPayload(dst, p []byte) ([]byte, error) {
 	if len(p) < 1 {
 		return nil, errShort
 	}
@@ -347,15 +352,21 @@ func (s *Store) contentsOf(tx *bolt.Tx) (contents, error) {
 // checks the content against its digest.
 func (s *Store) readBlob(c contents, digest string, raw []byte) ([]byte, error) {
 	var data []byte
-	size, chunked, err := chunkedSize(raw)
-	if err == nil && chunked {
+	var size uint64
+	chunked := false
+	p, err := unseal(raw)
+	if err == nil {
+		size, chunked, err = chunkedPayload(p)
+	}
+	switch {
+	case err == nil && chunked:
 		k, _ := blobKey(digest) // the caller found raw under it
 		if err = s.guardChunks(k); err != nil {
 			return nil, err
 		}
 		data, err = readChunks(c.chunks, k, size)
-	} else if err == nil {
-		data, err = decodeBlob(raw)
+	case err == nil:
+		data, err = appendPayload(nil, p)
 	}
 	if err == nil {
 		err = storage.CheckBlob(digest, data)

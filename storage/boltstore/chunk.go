@@ -99,6 +99,11 @@ func chunkedSize(head []byte) (size uint64, ok bool, err error) {
 	if err != nil {
 		return 0, false, err
 	}
+	return chunkedPayload(p)
+}
+
+// chunkedPayload is chunkedSize of a record unsealed already.
+func chunkedPayload(p []byte) (size uint64, ok bool, err error) {
 	if len(p) < 1 || p[0] != codecChunks {
 		return 0, false, nil
 	}

@@ -49,8 +49,11 @@ func rollbackCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 		}
 		// The workspace is opened only when files are to be put back: a
 		// session whose directory is gone still moves its head.
+		// Loaded and planned once: in a session whose command made a
+		// hundred thousand files, each load and each plan goes over them.
+		move := rewind.NewMove(head, target)
 		var files rewind.Files
-		if !how.KeepFiles && (head.Restoring != nil || len(rewind.Plan(head, target)) > 0) {
+		if !how.KeepFiles && (head.Restoring != nil || len(move.Plan) > 0) {
 			// A workspace recorded empty or relative would be wherever this
 			// command was typed (one imported before imports checked it).
 			if err := storage.CheckWorkspace(before.Workspace); err != nil {
@@ -73,10 +76,12 @@ func rollbackCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			defer w.Close()
 			files = w
 		}
-		if head, err = settleOpenRestore(ctx, c, st, files, head, how.KeepFiles); err != nil {
+		if settled, err := settleOpenRestore(ctx, c, st, files, head, how.KeepFiles); err != nil {
 			return err
+		} else if settled.Version != head.Version {
+			head, move = settled, rewind.NewMove(settled, target)
 		}
-		res, err := rewind.Restore(ctx, st, files, head, v, how)
+		res, err := rewind.RestoreMove(ctx, st, files, move, how)
 		if conflict, ok := errors.AsType[*rewind.ConflictError](err); ok {
 			fmt.Fprintf(c.stderr, "%s changed outside retrace since session %s last recorded %s; nothing was changed:\n",
 				transcript.Count(len(conflict.Conflicts), "file"), session.Short(id), itThem(len(conflict.Conflicts)))

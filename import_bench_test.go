@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,7 +27,8 @@ import (
 // resident memory against the largest content, and the same for an
 // export of one small content (the process's floor). RETRACE_BENCH_BIN
 // names another retrace binary to measure (an older build, for the
-// figures before a change).
+// figures before a change). With RETRACE_PG_URL set, it measures the
+// same import into that PostgreSQL database too (pg-peak-MiB).
 func BenchmarkImportLarge(b *testing.B) {
 	dir := b.TempDir()
 	const n, size = 9, 32 << 20
@@ -44,26 +46,47 @@ func BenchmarkImportLarge(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	pg := os.Getenv("RETRACE_PG_URL")
 	for b.Loop() {
-		floor := importPeak(b, exe, small)
-		peak := importPeak(b, exe, big)
+		floor := importPeak(b, exe, small, "")
+		peak := importPeak(b, exe, big, "")
 		b.ReportMetric(float64(info.Size())/1e6, "export-MB")
 		b.ReportMetric(float64(peak)/1024, "peak-MiB")
 		b.ReportMetric(float64(floor)/1024, "floor-MiB")
 		b.ReportMetric(float64(peak)*1024/size, "peak/largest")
+		if pg != "" {
+			peak := importPeak(b, exe, big, pg)
+			b.ReportMetric(float64(peak)/1024, "pg-peak-MiB")
+			b.ReportMetric(float64(peak)*1024/size, "pg-peak/largest")
+		}
 	}
 }
 
-// importPeak imports file into a new database in a child process and
-// returns the child's peak resident memory in KiB.
-func importPeak(b *testing.B, exe, file string) int64 {
+// importPeak imports file in a child process, into a new database file,
+// or into the database db names (under a fresh id), and returns the
+// child's peak resident memory in KiB.
+func importPeak(b *testing.B, exe, file, db string) int64 {
 	b.Helper()
 	dir := b.TempDir()
 	peak := filepath.Join(dir, "peak")
-	cmd := testCommand(b, exe, "import", file, "--db", filepath.Join(dir, "retrace.db"))
+	args := []string{"import", file, "--workspace", dir, "--db", filepath.Join(dir, "retrace.db")}
+	if db != "" {
+		args = append(args[:len(args)-1], db, "--new-id")
+	}
+	cmd := testCommand(b, exe, args...)
 	cmd.Env = append(os.Environ(), benchChildEnv+"=cli", benchChildPeak+"="+peak, "XDG_CONFIG_HOME="+dir, "TMPDIR="+dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	if err != nil {
 		b.Fatalf("import %s: %v\n%s", file, err, out)
+	}
+	if db != "" {
+		// The copy goes again: a shared database keeps nothing of a benchmark.
+		id, _, _ := strings.Cut(strings.TrimPrefix(string(out), "imported session "), " ")
+		rm := testCommand(b, exe, "rm", id, "--db", db)
+		rm.Env = append(os.Environ(), benchChildEnv+"=cli", "XDG_CONFIG_HOME="+dir)
+		if out, err := rm.CombinedOutput(); err != nil {
+			b.Fatalf("remove the imported copy %s: %v\n%s", id, err, out)
+		}
 	}
 	kb, err := os.ReadFile(peak)
 	if err != nil {

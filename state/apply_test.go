@@ -17,7 +17,7 @@ import (
 
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
-func apply(t *testing.T, s state.State, evs ...state.Event) state.State {
+func apply(t testing.TB, s state.State, evs ...state.Event) state.State {
 	t.Helper()
 	for _, ev := range evs {
 		next, err := state.Apply(s, ev)

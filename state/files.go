@@ -211,7 +211,11 @@ func (a *applier) recordFiles(changes []FileChange) {
 		return
 	}
 	if a.own&ownFiles == 0 {
-		a.s.Files = maps.Clone(a.s.Files)
+		// Sized for the changes too: a command that made a hundred
+		// thousand files would otherwise grow the copy a dozen times.
+		files := make(map[string]FileEntry, len(a.s.Files)+len(changes))
+		maps.Copy(files, a.s.Files)
+		a.s.Files = files
 		a.own |= ownFiles
 	}
 	if a.s.Files == nil {

@@ -1,6 +1,7 @@
 package state_test
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -146,5 +147,26 @@ func TestBlobDigests(t *testing.T) {
 	}
 	if (state.Event{Kind: state.ToolFinished}).BlobDigests() != nil {
 		t.Fatal("an event without files refers to no content")
+	}
+}
+
+// BenchmarkApplyManyFiles applies the tool_finished of a command that
+// made 100,000 files to a session that touched one file before: what
+// every load of such a session replays.
+//
+//	go test ./state -run '^$' -bench ApplyManyFiles
+func BenchmarkApplyManyFiles(b *testing.B) {
+	s := apply(b, state.New("s1"), userMsg("make the files"),
+		state.Event{Kind: state.PlanSet, At: t0, Plan: []state.Step{{Text: "make them"}}}, assistantCalls("a", "b"))
+	s = apply(b, s, finished("a", state.FileChange{Path: "x.go", Before: absent, After: img('1')}))
+	changes := make([]state.FileChange, 100_000)
+	for i := range changes {
+		changes[i] = state.FileChange{Path: fmt.Sprintf("gen/d%d/f%d.txt", i/1000, i), Before: absent, After: img('2')}
+	}
+	ev := finished("b", changes...)
+	for b.Loop() {
+		if _, err := state.Apply(s, ev); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

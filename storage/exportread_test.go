@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // exportJSON is a small export whose one content is given as base64.
@@ -33,6 +35,42 @@ func TestReadExportSpoolsContents(t *testing.T) {
 	}
 	if err := ex.checkContent(d); err != nil {
 		t.Errorf("checkContent: %v", err)
+	}
+}
+
+// OpenContent reads a content back in pieces, as its spool holds it, and
+// a content that changed in the spool since it was read in fails at its
+// end, as invalid input naming the digest, never as a quiet io.EOF.
+func TestOpenContentChecksWhatItReads(t *testing.T) {
+	data := bytes.Repeat([]byte("a line of a file\n"), 5000)
+	d := Digest(data)
+	ex, err := ReadExport(strings.NewReader(exportJSON(d, base64.StdEncoding.EncodeToString(data))), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Spool.Close()
+	r, err := ex.OpenContent(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(iotest.OneByteReader(r)); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read back: %d bytes, %v", len(got), err)
+	}
+	if _, err := ex.Spool.f.WriteAt([]byte("A"), ex.Spool.where[d].off+100); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = ex.OpenContent(d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(r); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), d) {
+		t.Fatalf("a content changed in the spool: %v", err)
+	}
+	if _, err := (Export{Blobs: map[string][]byte{d: data[1:]}}).OpenContent(d); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = (Export{Blobs: map[string][]byte{d: data[1:]}}).OpenContent(d)
+	if _, err := io.ReadAll(r); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a content in memory that does not match: %v", err)
 	}
 }
 

@@ -1,9 +1,11 @@
 package storage
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 	"maps"
 	"os"
@@ -120,6 +122,17 @@ func (s *Spool) readUnchecked(digest string) ([]byte, error) {
 	return data, nil
 }
 
+// open returns a reader of the content filed under digest, checked
+// against digest as it is read (see checkedReader).
+func (s *Spool) open(digest string) (io.Reader, error) {
+	sp, ok := s.where[digest]
+	if !ok {
+		return nil, fmt.Errorf("file content %s is not in the export: %w", digest, ErrBlobNotFound)
+	}
+	where := fmt.Sprintf("file content %s changed in %s", digest, s.f.Name())
+	return newCheckedReader(io.NewSectionReader(s.f, sp.off, sp.len), digest, where), nil
+}
+
 // Close removes the spool.
 func (s *Spool) Close() error {
 	err := s.f.Close()
@@ -138,6 +151,21 @@ func (ex Export) Content(digest string) ([]byte, error) {
 		return nil, fmt.Errorf("file content %s is not in the export: %w", digest, ErrBlobNotFound)
 	}
 	return data, nil
+}
+
+// OpenContent returns a reader of the file content ex holds under digest,
+// so that an import can write a large one a piece at a time. The reader
+// checks what it gives against digest: where the bytes hash to anything
+// else, its last Read returns an error instead of io.EOF.
+func (ex Export) OpenContent(digest string) (io.Reader, error) {
+	if ex.Spool != nil {
+		return ex.Spool.open(digest)
+	}
+	data, ok := ex.Blobs[digest]
+	if !ok {
+		return nil, fmt.Errorf("file content %s is not in the export: %w", digest, ErrBlobNotFound)
+	}
+	return newCheckedReader(bytes.NewReader(data), digest, "file content "+digest), nil
 }
 
 // ContentSize is the length of the content ex holds under digest.
@@ -172,4 +200,28 @@ func (ex Export) checkContent(digest string) error {
 		return ex.Spool.check(digest)
 	}
 	return CheckBlob(digest, ex.Blobs[digest])
+}
+
+// checkedReader hashes what it reads and, at the end, compares the sum
+// with the digest the content was filed under.
+type checkedReader struct {
+	r      io.Reader
+	h      hash.Hash
+	digest string
+	where  string // what an error says first
+}
+
+func newCheckedReader(r io.Reader, digest, where string) *checkedReader {
+	return &checkedReader{r: r, h: sha256.New(), digest: digest, where: where}
+}
+
+func (c *checkedReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.h.Write(p[:n])
+	if err == io.EOF {
+		if got := "sha256:" + hex.EncodeToString(c.h.Sum(nil)); got != c.digest {
+			return n, fmt.Errorf("%s: its bytes hash to %s: %w", c.where, got, ErrInvalid)
+		}
+	}
+	return n, err
 }

@@ -24,6 +24,7 @@ type memStore struct {
 	// refuse makes keeping an event of this kind fail, as a full disk
 	// would: nothing is kept, the head included.
 	refuse state.EventKind
+	ats    int // At calls: loads of a whole version
 }
 
 func newMemStore() *memStore {
@@ -79,6 +80,7 @@ func hasBlob(bs []state.Blob, d string) bool {
 }
 
 func (m *memStore) At(_ context.Context, _ string, v int) (state.State, error) {
+	m.ats++
 	if v < 0 || v >= len(m.states) {
 		return state.State{}, &storage.VersionError{Session: "s", Version: v, Versions: len(m.states) - 1}
 	}

@@ -24,21 +24,32 @@ func Plan(head, target state.State) []state.FileChange {
 			out = append(out, state.FileChange{Path: p, Before: now, After: want})
 		}
 	}
-	// One pass over each manifest, with no set of their union: a session
-	// whose command made a hundred thousand files pays a lookup per path,
-	// not three and a map of them all.
+	// One pass over the head's manifest, with no set of their union: a
+	// session whose command made a hundred thousand files pays a lookup
+	// per path, not three and a map of them all. The target's needs a
+	// pass of its own only when it holds a path the head does not: a
+	// rollback to a version before the head usually holds none.
+	both := 0
 	for p, h := range head.Files {
 		want := h.Was
 		if t, ok := target.Files[p]; ok {
 			want = t.Now
+			both++
 		}
 		add(p, h.Now, want)
+	}
+	if both == len(target.Files) {
+		return sorted(out)
 	}
 	for p, t := range target.Files {
 		if _, ok := head.Files[p]; !ok {
 			add(p, t.Was, t.Now)
 		}
 	}
+	return sorted(out)
+}
+
+func sorted(out []state.FileChange) []state.FileChange {
 	slices.SortFunc(out, func(a, b state.FileChange) int { return strings.Compare(a.Path, b.Path) })
 	return out
 }

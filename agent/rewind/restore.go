@@ -200,12 +200,34 @@ func unchanged(recorded, found state.FileImage) bool {
 // files_restored, so the head ends two versions past the target, on a
 // branch of its own.
 func Restore(ctx context.Context, st Store, files Files, head state.State, version int, opts Options) (Result, error) {
-	id := head.SessionID
-	target, err := st.At(ctx, id, version)
+	target, err := st.At(ctx, head.SessionID, version)
 	if err != nil {
 		return Result{}, err
 	}
-	plan := Plan(head, target)
+	return RestoreMove(ctx, st, files, NewMove(head, target), opts)
+}
+
+// A Move is a restore's two ends, the head and the state at the version
+// to go back to, and the plan between them. It is made once: a caller
+// that loaded the target and looked at the plan (a rollback opens the
+// workspace only when there are files to put back) hands it on, and the
+// restore neither loads the target nor compares the manifests again,
+// which in a session whose command made a hundred thousand files are
+// what a rollback costs.
+type Move struct {
+	Head, Target state.State
+	Plan         []state.FileChange
+}
+
+// NewMove plans the move from head to target.
+func NewMove(head, target state.State) Move {
+	return Move{Head: head, Target: target, Plan: Plan(head, target)}
+}
+
+// RestoreMove is Restore along a move already planned.
+func RestoreMove(ctx context.Context, st Store, files Files, m Move, opts Options) (Result, error) {
+	head, target, plan := m.Head, m.Target, m.Plan
+	id, version := head.SessionID, target.Version
 	if opts.KeepFiles || len(plan) == 0 {
 		if err := st.SetHead(ctx, id, version); err != nil {
 			return Result{}, err

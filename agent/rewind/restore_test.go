@@ -109,6 +109,31 @@ func TestRestoreIsRecorded(t *testing.T) {
 	}
 }
 
+// A restore along a move already planned loads no version: the caller
+// loaded the target once, and a load replays the whole manifest. It does
+// what Restore does.
+func TestRestoreMoveLoadsNothingAgain(t *testing.T) {
+	s := newSession()
+	before := s.st.head
+	s.write(map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+	tip := s.st.head
+	move := NewMove(s.st.states[tip], s.st.states[before])
+	if len(move.Plan) != 2 {
+		t.Fatalf("the plan: %+v", move.Plan)
+	}
+	s.st.ats = 0
+	res, err := RestoreMove(ctx, s.st, s.files, move, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.st.ats != 0 {
+		t.Errorf("the restore loaded %d versions", s.st.ats)
+	}
+	if res.Restored != 2 || len(s.disk()) != 0 || res.Head.Version != tip+2 || s.st.states[res.Head.Version-1].ParentVersion != before {
+		t.Fatalf("after the restore: %+v, files %q", res, s.disk())
+	}
+}
+
 // Nothing to put back, or --keep-files: only the head moves.
 func TestRestoreOnlyMovesTheHead(t *testing.T) {
 	s := newSession()

@@ -182,7 +182,7 @@ func BenchmarkBlobCodec(b *testing.B) {
 	b.Run("read", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			if _, err := s.readBlob(digest, rec); err != nil {
+			if _, err := s.readBlob(contents{}, digest, rec); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -45,7 +46,11 @@ var (
 	zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
 		// Our seal's CRC and the digest already check every byte, so
 		// zstd's own frame checksum would be a third.
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(false))
+		//
+		// No input is larger than a chunk (chunk.go), so a window of
+		// one chunk loses nothing, and each of the encoders EncodeAll
+		// keeps holds a history of 1 MiB, not the default's 8.
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(false), zstd.WithWindowSize(chunkSize), zstd.WithEncoderConcurrency(1))
 		if err != nil {
 			panic(fmt.Sprintf("zstd encoder: %v", err)) // only bad options fail
 		}
@@ -113,11 +118,20 @@ func compressible(data []byte) bool {
 
 // decodeBlob checks a blob record and returns the content it holds, in
 // memory of its own. It does not check the digest: readBlob does.
-func decodeBlob(b []byte) ([]byte, error) {
+func decodeBlob(b []byte) ([]byte, error) { return appendBlob(nil, b) }
+
+// appendBlob is decodeBlob appending to dst, as a chunked content's
+// chunks are reassembled.
+func appendBlob(dst, b []byte) ([]byte, error) {
 	p, err := unseal(b)
 	if err != nil {
 		return nil, err
 	}
+	return appendPayload(dst, p)
+}
+
+// appendPayload is appendBlob of a record unsealed already.
+func appendPayload(dst, p []byte) ([]byte, error) {
 	if len(p) < 1 {
 		return nil, errShort
 	}
@@ -135,7 +149,7 @@ func decodeBlob(b []byte) ([]byte, error) {
 		if uint64(len(body)) != size {
 			return nil, fmt.Errorf("holds %d bytes of content but declares %d", len(body), size)
 		}
-		return append(make([]byte, 0, size), body...), nil
+		return append(slices.Grow(dst, int(size)), body...), nil
 	case codecZstd:
 		// A zstd block holds at most 128 KiB and takes at least a few
 		// bytes, so no data expands by more than 128 KiB a byte: a length
@@ -143,12 +157,13 @@ func decodeBlob(b []byte) ([]byte, error) {
 		if size > uint64(len(body))<<17 {
 			return nil, fmt.Errorf("declares %d bytes, more than %d compressed bytes can hold", size, len(body))
 		}
-		out, err := zstdDecoder().DecodeAll(body, make([]byte, 0, size))
+		start := len(dst)
+		out, err := zstdDecoder().DecodeAll(body, slices.Grow(dst, int(size)))
 		if err != nil {
 			return nil, fmt.Errorf("decompress: %w", err)
 		}
-		if uint64(len(out)) != size {
-			return nil, fmt.Errorf("decompresses to %d bytes but declares %d", len(out), size)
+		if uint64(len(out)-start) != size {
+			return nil, fmt.Errorf("decompresses to %d bytes but declares %d", len(out)-start, size)
 		}
 		return out, nil
 	}
@@ -160,7 +175,7 @@ func decodeBlob(b []byte) ([]byte, error) {
 // not hold the file lock other processes wait on. Contents the file turns
 // out to hold already were sealed for nothing, which is the cheaper
 // mistake: most contents an event carries are new.
-func prepareBlobs(ev state.Event) ([]state.Blob, [][]byte, error) {
+func prepareBlobs(ev state.Event) ([]state.Blob, []sealedBlob, error) {
 	blobs, err := storage.CheckBlobs(ev)
 	if err != nil {
 		return nil, nil, err
@@ -171,13 +186,13 @@ func prepareBlobs(ev state.Event) ([]state.Blob, [][]byte, error) {
 
 // sealBlobs encodes contents checked already (by prepareBlobs, or by
 // storage.CheckImport for a whole export) as the file keeps them.
-func sealBlobs(ev state.Event, blobs []state.Blob) ([][]byte, error) {
-	records := make([][]byte, len(blobs))
+func sealBlobs(ev state.Event, blobs []state.Blob) ([]sealedBlob, error) {
+	records := make([]sealedBlob, len(blobs))
 	for i, b := range blobs {
 		if len(b.Data) > maxBlobSize {
 			return nil, fmt.Errorf("%s carries file content %s of %d bytes; a blob holds at most %d: %w", ev.Kind, b.Digest, len(b.Data), maxBlobSize, storage.ErrInvalid)
 		}
-		records[i] = encodeBlob(b.Data)
+		records[i] = sealContent(b.Data)
 	}
 	return records, nil
 }
@@ -185,7 +200,7 @@ func sealBlobs(ev state.Event, blobs []state.Blob) ([][]byte, error) {
 // keepBlobs refuses ev if it refers to content neither it nor the file
 // holds, and puts every carried content the file does not hold yet. It
 // runs in the checkpoint's transaction: both are kept, or neither.
-func (s *Store) keepBlobs(tx *bolt.Tx, ev state.Event, blobs []state.Blob, records [][]byte) error {
+func (s *Store) keepBlobs(tx *bolt.Tx, ev state.Event, blobs []state.Blob, records []sealedBlob) error {
 	if len(blobs) == 0 && len(ev.Files) == 0 {
 		return nil
 	}
@@ -208,11 +223,31 @@ func (s *Store) keepBlobs(tx *bolt.Tx, ev state.Event, blobs []state.Blob, recor
 		if bucket.Get(k) != nil {
 			continue // content-addressed: what is there is the same
 		}
-		if err := bucket.Put(k, records[i]); err != nil {
+		if err := s.putContent(tx, bucket, k, records[i]); err != nil {
 			return fmt.Errorf("keep file content %s: %w", b.Digest, err)
 		}
 	}
 	return nil
+}
+
+// putContent puts one sealed content under key: its chunks first, then
+// the record that names them.
+func (s *Store) putContent(tx *bolt.Tx, blobs *bolt.Bucket, key []byte, sb sealedBlob) error {
+	if sb.chunks != nil || sb.staged != nil {
+		chunks, err := s.chunksOf(tx)
+		if err != nil {
+			return err
+		}
+		if sb.staged != nil {
+			err = moveChunks(sb.staged, chunks, key)
+		} else {
+			err = putChunks(chunks, key, sb.chunks)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return blobs.Put(key, sb.head)
 }
 
 // guardBlobs walks the way to every content ev refers to or carries (see
@@ -240,11 +275,11 @@ func (s *Store) Blob(ctx context.Context, digest string) ([]byte, error) {
 	}
 	var data []byte
 	err := s.viewIn(ctx, fileHead, func(tx *bolt.Tx) error {
-		blobs, err := s.blobsOf(tx)
+		c, err := s.contentsOf(tx)
 		if err != nil {
 			return err
 		}
-		data, err = s.blobIn(blobs, digest)
+		data, err = s.blobIn(c, digest)
 		return err
 	})
 	if errors.Is(err, errNoFile) {
@@ -257,12 +292,12 @@ func (s *Store) Blob(ctx context.Context, digest string) ([]byte, error) {
 // storage.BlobsReader).
 func (s *Store) Blobs(ctx context.Context, digests []string, fn func(digest string, data []byte) error) error {
 	err := s.viewIn(ctx, fileHead, func(tx *bolt.Tx) error {
-		blobs, err := s.blobsOf(tx)
+		c, err := s.contentsOf(tx)
 		if err != nil {
 			return err
 		}
 		for _, d := range digests {
-			data, err := s.blobIn(blobs, d)
+			data, err := s.blobIn(c, d)
 			if err != nil {
 				return err
 			}
@@ -286,7 +321,7 @@ func (s *Store) noBlob(digest string) error {
 // its own (bbolt's dies with the transaction) and checked against its
 // digest. It runs inside the transaction, so damage it finds stops the
 // store writing, as damage any read finds does.
-func (s *Store) blobIn(blobs *bolt.Bucket, digest string) ([]byte, error) {
+func (s *Store) blobIn(c contents, digest string) ([]byte, error) {
 	k, ok := blobKey(digest)
 	if !ok {
 		return nil, fmt.Errorf("file content %q: not a sha256 digest: %w", digest, storage.ErrInvalid)
@@ -294,16 +329,45 @@ func (s *Store) blobIn(blobs *bolt.Bucket, digest string) ([]byte, error) {
 	if err := s.guardBlob(k); err != nil {
 		return nil, err
 	}
-	raw := blobs.Get(k)
+	raw := c.blobs.Get(k)
 	if raw == nil {
 		return nil, s.noBlob(digest)
 	}
-	return s.readBlob(digest, raw)
+	return s.readBlob(c, digest, raw)
 }
 
-// readBlob decodes a blob record and checks it against its digest.
-func (s *Store) readBlob(digest string, raw []byte) ([]byte, error) {
-	data, err := decodeBlob(raw)
+// contents are the two buckets a file content may be read from.
+type contents struct{ blobs, chunks *bolt.Bucket }
+
+func (s *Store) contentsOf(tx *bolt.Tx) (contents, error) {
+	blobs, err := s.blobsOf(tx)
+	if err != nil {
+		return contents{}, err
+	}
+	chunks, err := s.chunksOf(tx)
+	return contents{blobs: blobs, chunks: chunks}, err
+}
+
+// readBlob decodes a blob record, and a chunked content's chunks, and
+// checks the content against its digest.
+func (s *Store) readBlob(c contents, digest string, raw []byte) ([]byte, error) {
+	var data []byte
+	var size uint64
+	chunked := false
+	p, err := unseal(raw)
+	if err == nil {
+		size, chunked, err = chunkedPayload(p)
+	}
+	switch {
+	case err == nil && chunked:
+		k, _ := blobKey(digest) // the caller found raw under it
+		if err = s.guardChunks(k); err != nil {
+			return nil, err
+		}
+		data, err = readChunks(c.chunks, k, size)
+	case err == nil:
+		data, err = appendPayload(nil, p)
+	}
 	if err == nil {
 		err = storage.CheckBlob(digest, data)
 	}

@@ -194,7 +194,7 @@ func TestEveryFlippedBlobBitIsDetected(t *testing.T) {
 		for bit := range len(rec) * 8 {
 			bad := bytes.Clone(rec)
 			bad[bit/8] ^= 1 << (bit % 8)
-			if got, err := s.readBlob(d, bad); err == nil || got != nil {
+			if got, err := s.readBlob(contents{}, d, bad); err == nil || got != nil {
 				t.Fatalf("flipping bit %d of a %d-byte record went unnoticed", bit, len(rec))
 			}
 		}

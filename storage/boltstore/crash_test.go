@@ -107,13 +107,17 @@ func crashFiles(seed uint64, rng *rand.Rand) ([]state.FileChange, []state.Blob) 
 	return files, blobs
 }
 
-// crashContent is the seed's content number i: content 0 is over 8 KiB.
+// crashContent is the seed's content number i: content 0 is over 8 KiB,
+// content 1 over 1 MiB (kept in chunks, chunk.go).
 func crashContent(seed uint64, i int) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "// seed %d content %d\n", seed, i)
 	lines := 1 + i*3
-	if i == 0 {
+	switch i {
+	case 0:
 		lines = 400
+	case 1:
+		lines = 32_000
 	}
 	for l := range lines {
 		fmt.Fprintf(&b, "func f%d() string { return %q }\n", l, crashWords[(l+i)%len(crashWords)])

@@ -100,6 +100,17 @@ func buildGoodStore(t testing.TB, path string) []string {
 	chat(cur, 300, 40)
 	ids = append(ids, cur.State().SessionID)
 
+	// A content kept in chunks, each of several pages: every read of it
+	// walks its chunks' pages first (guardChunks).
+	cur = create("chunked content")
+	big, img := chunkedContent()
+	evs := boltstore.FileChangeEvents(cur.State().Phase, "call_big", state.FileChange{Path: "big.txt", Before: state.FileImage{Absent: true}, After: img})
+	evs[len(evs)-1].Blobs = []state.Blob{big}
+	for _, ev := range evs {
+		commit(cur, ev)
+	}
+	ids = append(ids, cur.State().SessionID)
+
 	// A memory log of more than one page: memories kept, edited, removed.
 	for _, ev := range memoryEvents(60) {
 		if _, err := st.AppendMemory(ctx, ev); err != nil {
@@ -107,6 +118,22 @@ func buildGoodStore(t testing.TB, path string) []string {
 		}
 	}
 	return ids
+}
+
+// chunkedContent is the good store's content past 1 MiB: words drawn at
+// random, which compress to about a third, so each chunk is a record of
+// many pages.
+func chunkedContent() (state.Blob, state.FileImage) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	words := strings.Fields("retrace keeps every version of a session and the files its tools changed in chunks")
+	var b strings.Builder
+	for b.Len() < boltstore.ChunkSize+100<<10 {
+		b.WriteString(words[rng.IntN(len(words))])
+		b.WriteByte(" \n"[rng.IntN(2)])
+	}
+	data := []byte(b.String())
+	blob := state.Blob{Digest: storage.Digest(data), Data: data}
+	return blob, state.FileImage{Blob: blob.Digest, Size: int64(len(data)), Mode: 0o644}
 }
 
 // memoryEvents is a memory log of n events: mostly memories kept, every

@@ -2,6 +2,7 @@ package boltstore_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -84,6 +85,14 @@ func probeVariant(path string, ids []string) probeReport {
 		run("sessions", false, func() (any, error) { return st.Sessions(ctx) })
 		run("memories", false, func() (any, error) { return st.MemoryEvents(ctx) })
 		run("memories now", false, func() (any, error) { return st.MemoriesNow(ctx) })
+		run("chunked content", false, func() (any, error) {
+			blob, _ := chunkedContent()
+			data, err := st.Blob(ctx, blob.Digest)
+			if err == nil && !bytes.Equal(data, blob.Data) {
+				return nil, errors.New("the chunked content read back as other bytes")
+			}
+			return len(data), err
+		})
 		for _, id := range ids {
 			// Recent first: it reads through guarded lookups (guardIn)
 			// only while no read has walked the session whole.

@@ -173,6 +173,8 @@ func (d *damager) wholePages() []variant {
 			v.derived = true
 		case d.types[n] == "overflow":
 			v.errorSays = []string{"session ", "version ", "checksum"}
+		case d.types[n] == "chunk overflow":
+			v.errorSays = []string{"file content sha256:", "chunk ", "checksum"}
 		default:
 			v.errorSays = []string{"page"}
 		}
@@ -264,8 +266,8 @@ func (d *damager) flippedBytes(n int) []variant {
 }
 
 // pageTypes says what bbolt makes of each page of a healthy file: "meta",
-// "freelist", "branch", "leaf" and "overflow" pages are in use; "free"
-// ones are not.
+// "freelist", "branch", "leaf", "overflow" and "chunk overflow" (the rest
+// of a chunk's value) pages are in use; "free" ones are not.
 // It opens a copy, so the file itself is never touched.
 func pageTypes(t *testing.T, b []byte) []string {
 	t.Helper()
@@ -294,7 +296,22 @@ func pageTypes(t *testing.T, b []byte) []string {
 				types[n] = info.Type
 			}
 		}
-		return nil
+		// The rest of a chunk (chunk.go), which is alone on its bucket's
+		// leaf: its pages follow that leaf.
+		return tx.Bucket([]byte("chunks")).ForEachBucket(func(k []byte) error {
+			content := tx.Bucket([]byte("chunks")).Bucket(k)
+			return content.ForEachBucket(func(k []byte) error {
+				root := int(content.Bucket(k).RootPage())
+				info, err := tx.Page(root)
+				if err != nil || info == nil {
+					return fmt.Errorf("chunk %x: page %d: %v", k, root, err)
+				}
+				for n := root + 1; n <= root+info.OverflowCount; n++ {
+					types[n] = "chunk overflow"
+				}
+				return nil
+			})
+		})
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,8 @@
 // bbolt would drop may be an acknowledged checkpoint (see oneMetaDamaged).
 //
 // File contents live in one bucket shared by every session, keyed by
-// digest and zstd-compressed when that makes them smaller. Deleting a
+// digest and zstd-compressed when that makes them smaller; one past 1 MiB
+// is kept in chunks of 1 MiB beside it (chunk.go). Deleting a
 // session leaves them (another may share them) until a garbage collection
 // (GC) finds nothing refers to them.
 //

@@ -55,3 +55,6 @@ func (s *Store) StoredCheckpoints(ctx context.Context, id string) ([]StoredCheck
 
 // SchemaVersion is the schema this build writes.
 const SchemaVersion = schemaVersion
+
+// ChunkSize is the largest content a record holds whole.
+const ChunkSize = chunkSize

@@ -98,8 +98,9 @@ func readWholeFile(path string) (sessions int, errs []error) {
 	return len(list), errs
 }
 
-// fuzzFileSeeds are two small stores (one session; two sessions with a
-// fork), a schema-0 file, and damaged copies of the stores.
+// fuzzFileSeeds are three small stores (one session; two sessions with a
+// fork; a content kept in chunks), a schema-0 file, and damaged copies of
+// the stores.
 func fuzzFileSeeds(tb testing.TB) [][]byte {
 	tb.Helper()
 	ctx := context.Background()
@@ -142,13 +143,14 @@ func fuzzFileSeeds(tb testing.TB) [][]byte {
 		return b
 	}
 	one, two := small("one.db", 1, false), small("two.db", 2, true)
-	seeds := [][]byte{one, two, schema0File(tb, filepath.Join(dir, "schema0.db"))}
+	chunked := chunkedFile(tb, filepath.Join(dir, "chunked.db"))
+	seeds := [][]byte{one, two, schema0File(tb, filepath.Join(dir, "schema0.db")), chunked}
 	edit := func(b []byte, fn func(c []byte)) []byte {
 		c := bytes.Clone(b)
 		fn(c)
 		return c
 	}
-	for _, b := range [][]byte{one, two} {
+	for _, b := range [][]byte{one, two, chunked} {
 		newest, _ := newestMeta(b)
 		seeds = append(seeds,
 			b[:len(b)/2],
@@ -160,6 +162,39 @@ func fuzzFileSeeds(tb testing.TB) [][]byte {
 		}
 	}
 	return seeds
+}
+
+// chunkedFile writes a store of one session whose tool call wrote a
+// content kept in chunks: a repeated line, so its chunks are records of a
+// few bytes and the file stays small.
+func chunkedFile(tb testing.TB, path string) []byte {
+	tb.Helper()
+	ctx := context.Background()
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer st.Close()
+	info, err := st.Create(ctx, storage.NewSession{Title: "chunked"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("question 2: a line kept in chunks\n"), 2*boltstore.ChunkSize/34)
+	img := state.FileImage{Blob: storage.Digest(data), Size: int64(len(data)), Mode: 0o644}
+	evs := boltstore.FileChangeEvents(state.Idle, "call_1", state.FileChange{Path: "big.txt", Before: state.FileImage{Absent: true}, After: img})
+	evs[len(evs)-1].Blobs = []state.Blob{{Digest: img.Blob, Data: data}}
+	cur := storage.NewCursor(st, state.New(info.ID))
+	for _, ev := range evs {
+		if _, err := cur.Commit(ctx, ev); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	st.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }
 
 // schema0File writes a bbolt file with no buckets: schema 0.

@@ -166,9 +166,16 @@ func (s *Store) removePlan(tx *bolt.Tx, p gcPlan) error {
 	if err != nil {
 		return err
 	}
+	chunks, err := s.chunksOf(tx)
+	if err != nil {
+		return err
+	}
 	for _, k := range p.blobs {
 		if err := blobs.Delete(k); err != nil {
 			return fmt.Errorf("remove file content %s: %w", keyDigest(k), err)
+		}
+		if err := dropChunks(chunks, k); err != nil {
+			return fmt.Errorf("remove file content %s's chunks: %w", keyDigest(k), err)
 		}
 	}
 	return nil
@@ -251,12 +258,19 @@ func (s *Store) planGC(tx *bolt.Tx, opts GCOptions, now time.Time, held map[stri
 	if err != nil {
 		return rep, p, err
 	}
+	chunks, err := s.chunksOf(tx)
+	if err != nil {
+		return rep, p, err
+	}
 	bc := blobs.Cursor()
 	for k, v := bc.First(); k != nil; k, v = bc.Next() {
 		if !refs[keyDigest(k)] {
 			p.blobs = append(p.blobs, bytes.Clone(k))
 			rep.Blobs++
 			rep.BlobBytes += int64(len(k) + len(v))
+			if cb := chunks.Bucket(k); cb != nil {
+				rep.BlobBytes += bucketBytes(cb)
+			}
 		}
 	}
 	rep.Bytes += rep.BlobBytes

@@ -85,8 +85,8 @@ type importRecord struct {
 	version int // gc may have left gaps: not always the one before plus one
 	value   []byte
 	ev      state.Event
-	blobs   []state.Blob // their digests; the data is read by content
-	content func(digest string) ([]byte, error)
+	blobs   []state.Blob // their digests; the data is read from src
+	src     *storage.Export
 }
 
 // importBatches encodes every checkpoint, before any transaction, and
@@ -108,12 +108,14 @@ func importBatches(ex storage.Export, records []storage.Record) ([][]importRecor
 			if m > maxBlobSize {
 				return nil, fmt.Errorf("import: version %d carries file content %s of %d bytes; a blob holds at most %d: %w", r.Version, b.Digest, m, maxBlobSize, storage.ErrInvalid)
 			}
-			n += int(m)
+			if m <= chunkSize {
+				n += int(m) // larger ones are staged before the batch
+			}
 		}
 		if len(cur) > 0 && (len(cur) >= importBatch.checkpoints || size+n > importBatch.bytes) {
 			batches, cur, size = append(batches, cur), nil, 0
 		}
-		cur, size = append(cur, importRecord{version: r.Version, value: value, ev: r.Data, blobs: r.Data.Blobs, content: ex.Content}), size+n
+		cur, size = append(cur, importRecord{version: r.Version, value: value, ev: r.Data, blobs: r.Data.Blobs, src: &ex}), size+n
 	}
 	// A session with no checkpoints is still one batch: the one that
 	// makes it visible.
@@ -122,16 +124,32 @@ func importBatches(ex storage.Export, records []storage.Record) ([][]importRecor
 
 // writeImport writes the batches and makes the session visible. One batch
 // is one transaction straight into the sessions; more are staged (see
-// importingBucket) and published by one transaction more. On failure it
-// removes what it staged.
+// importingBucket) and published by one transaction more. The chunks of a
+// batch's large contents are staged before it (see stageChunks). On
+// failure it removes what it staged.
 func (s *Store) writeImport(ctx context.Context, id string, rec infoRecord, batches [][]importRecord) error {
+	st := &staging{s: s, id: id, fresh: true}
+	err := s.writeBatches(ctx, st, rec, batches)
+	if err != nil && st.wrote && !errors.Is(err, storage.ErrCorrupt) {
+		s.unstage(id)
+	}
+	return err
+}
+
+func (s *Store) writeBatches(ctx context.Context, st *staging, rec infoRecord, batches [][]importRecord) error {
+	id := st.id
 	if len(batches) == 1 {
+		if err := st.stageChunks(ctx, batches[0]); err != nil {
+			return err
+		}
 		return s.importUpdate(ctx, func(tx *bolt.Tx) error {
 			if err := s.refuseExisting(tx, id); err != nil {
 				return err
 			}
-			if err := dropStaged(tx, id); err != nil {
-				return err
+			if st.fresh {
+				if err := dropStaged(tx, id); err != nil {
+					return err
+				}
 			}
 			sessions, err := s.sessionsOf(tx)
 			if err != nil {
@@ -145,52 +163,52 @@ func (s *Store) writeImport(ctx context.Context, id string, rec infoRecord, batc
 			if err != nil {
 				return err
 			}
-			if err := s.putBatch(tx, vb, batches[0]); err != nil {
+			if err := s.putBatch(tx, vb, id, batches[0]); err != nil {
 				return err
 			}
 			if err := s.keepSnapshots(b, id, rec); err != nil {
 				return err
 			}
-			return putInfo(b, rec)
+			if err := putInfo(b, rec); err != nil {
+				return err
+			}
+			return dropStaged(tx, id) // chunks of contents the file held already
 		})
 	}
 	for i, batch := range batches {
+		if err := st.stageChunks(ctx, batch); err != nil {
+			return err
+		}
 		err := s.importUpdate(ctx, func(tx *bolt.Tx) error {
 			if i == 0 {
 				if err := s.refuseExisting(tx, id); err != nil {
 					return err
 				}
 			}
-			vb, err := stagingVersions(tx, id, i == 0)
+			vb, err := stagingVersions(tx, id, i == 0, st.fresh)
 			if err != nil {
 				return err
 			}
-			return s.putBatch(tx, vb, batch)
+			return s.putBatch(tx, vb, id, batch)
 		})
 		if err != nil {
-			if i > 0 && !errors.Is(err, storage.ErrCorrupt) {
-				s.unstage(id)
-			}
 			return err
 		}
+		st.fresh, st.wrote = false, true
 	}
 	// The move is a transaction of its own: bbolt's MoveBucket moves the
 	// bucket as last committed and drops what the same transaction wrote
 	// into it.
-	err := s.importUpdate(ctx, func(tx *bolt.Tx) error {
+	return s.importUpdate(ctx, func(tx *bolt.Tx) error {
 		if err := s.refuseExisting(tx, id); err != nil {
 			return err
 		}
 		return s.publishImport(tx, id, rec)
 	})
-	if err != nil && !errors.Is(err, storage.ErrCorrupt) {
-		s.unstage(id)
-	}
-	return err
 }
 
 // putBatch keeps a batch's contents and checkpoints.
-func (s *Store) putBatch(tx *bolt.Tx, vb *bolt.Bucket, batch []importRecord) error {
+func (s *Store) putBatch(tx *bolt.Tx, vb *bolt.Bucket, id string, batch []importRecord) error {
 	vb.FillPercent = 1.0 // keys only grow, as in Append
 	bucket, err := s.blobsOf(tx)
 	if err != nil {
@@ -198,7 +216,7 @@ func (s *Store) putBatch(tx *bolt.Tx, vb *bolt.Bucket, batch []importRecord) err
 	}
 	for _, r := range batch {
 		v := r.version
-		sealed, err := r.seal(bucket)
+		sealed, err := r.seal(tx, bucket, id)
 		if err != nil {
 			return fmt.Errorf("version %d: %w", v, err)
 		}
@@ -213,18 +231,28 @@ func (s *Store) putBatch(tx *bolt.Tx, vb *bolt.Bucket, batch []importRecord) err
 }
 
 // seal reads and seals the contents r carries that the file does not
-// hold yet; those it holds are left nil, which keepBlobs passes over.
-func (r importRecord) seal(bucket *bolt.Bucket) ([][]byte, error) {
-	sealed := make([][]byte, len(r.blobs))
+// hold yet; those it holds are left empty, which keepBlobs passes over.
+// A large content's chunks were staged already: its record moves them.
+func (r importRecord) seal(tx *bolt.Tx, bucket *bolt.Bucket, id string) ([]sealedBlob, error) {
+	sealed := make([]sealedBlob, len(r.blobs))
 	for i, b := range r.blobs {
 		if k, ok := blobKey(b.Digest); ok && bucket.Get(k) != nil {
 			continue
 		}
-		data, err := r.content(b.Digest)
+		size := r.src.ContentSize(b.Digest)
+		if size > chunkSize {
+			staged, err := stagedChunks(tx, id, b.Digest)
+			if err != nil {
+				return nil, err
+			}
+			sealed[i] = sealedBlob{head: chunkedHead(size), staged: staged}
+			continue
+		}
+		data, err := readContent(r.src, b.Digest, size)
 		if err != nil {
 			return nil, err
 		}
-		sealed[i] = encodeBlob(data)
+		sealed[i] = sealedBlob{head: encodeBlob(data)}
 	}
 	return sealed, nil
 }
@@ -243,7 +271,7 @@ func (s *Store) refuseExisting(tx *bolt.Tx, id string) error {
 
 // stagingVersions returns the staging bucket's versions; the first batch
 // makes it afresh, dropping what a crashed import of the same id left.
-func stagingVersions(tx *bolt.Tx, id string, fresh bool) (*bolt.Bucket, error) {
+func stagingVersions(tx *bolt.Tx, id string, first, fresh bool) (*bolt.Bucket, error) {
 	if fresh {
 		if err := dropStaged(tx, id); err != nil {
 			return nil, err
@@ -253,7 +281,7 @@ func stagingVersions(tx *bolt.Tx, id string, fresh bool) (*bolt.Bucket, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fresh {
+	if first {
 		b, err := root.CreateBucket([]byte(id))
 		if err != nil {
 			return nil, err
@@ -288,6 +316,9 @@ func (s *Store) publishImport(tx *bolt.Tx, id string, rec infoRecord) error {
 	if err := putInfo(b, rec); err != nil {
 		return err
 	}
+	if err := dropStagedChunks(root, id); err != nil {
+		return err
+	}
 	if k, _ := root.Cursor().First(); k == nil {
 		return tx.DeleteBucket(importingBucket)
 	}
@@ -311,6 +342,9 @@ func dropStaged(tx *bolt.Tx, id string) error {
 		if err := root.DeleteBucket([]byte(id)); err != nil {
 			return err
 		}
+	}
+	if err := dropStagedChunks(root, id); err != nil {
+		return err
 	}
 	if k, _ := root.Cursor().First(); k == nil {
 		return tx.DeleteBucket(importingBucket)

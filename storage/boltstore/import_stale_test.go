@@ -27,11 +27,11 @@ func TestImportRemovesWhatACrashedImportStaged(t *testing.T) {
 		batches := mustBatches(t, ex)
 		for i, b := range batches[:2] {
 			err := st.update(ctx, func(tx *bolt.Tx) error {
-				vb, err := stagingVersions(tx, "crashed", i == 0)
+				vb, err := stagingVersions(tx, "crashed", i == 0, i == 0)
 				if err != nil {
 					return err
 				}
-				return st.putBatch(tx, vb, b)
+				return st.putBatch(tx, vb, "crashed", b)
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -75,11 +75,11 @@ func TestGCKeepsTheContentsOfAnImportUnderWay(t *testing.T) {
 	batches := mustBatches(t, ex)
 	for i, b := range batches {
 		err := st.update(ctx, func(tx *bolt.Tx) error {
-			vb, err := stagingVersions(tx, ex.Session.ID, i == 0)
+			vb, err := stagingVersions(tx, ex.Session.ID, i == 0, i == 0)
 			if err != nil {
 				return err
 			}
-			return st.putBatch(tx, vb, b)
+			return st.putBatch(tx, vb, ex.Session.ID, b)
 		})
 		if err != nil {
 			t.Fatal(err)

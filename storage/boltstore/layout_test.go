@@ -19,7 +19,7 @@ import (
 )
 
 // A bbolt file that lacks a bucket of retrace's layout (retrace, sessions,
-// blobs, or a session's versions, each in turn) is told as what is missing, by
+// blobs, chunks, memory, or a session's versions, each in turn) is told as what is missing, by
 // every operation of the Store interface, Verify and Recover, naming the
 // file: never a panic, never bbolt's nil pointer. This holds both for a
 // store opened afterwards (Open refuses the file when the damage is not
@@ -48,6 +48,8 @@ func TestMissingBuckets(t *testing.T) {
 			storage.ErrCorrupt, `bucket "blobs" is missing`, false},
 		{"memory", func(tx *bolt.Tx, _ string) error { return tx.DeleteBucket([]byte("memory")) },
 			storage.ErrCorrupt, `bucket "memory" is missing`, false},
+		{"chunks", func(tx *bolt.Tx, _ string) error { return tx.DeleteBucket([]byte("chunks")) },
+			storage.ErrCorrupt, `bucket "chunks" is missing`, false},
 		{"a session's versions", func(tx *bolt.Tx, id string) error {
 			return tx.Bucket([]byte("sessions")).Bucket([]byte(id)).DeleteBucket([]byte("v"))
 		}, storage.ErrCorrupt, "its versions are missing", true},
@@ -129,7 +131,7 @@ func TestLayoutCheckedByEveryOperation(t *testing.T) {
 			return tx.Bucket([]byte("retrace")).Put([]byte("schema"), []byte{0, 0, 0, 1})
 		}, storage.ErrCorrupt, fmt.Sprintf("the file's schema went back to 1 since it was read as %d", boltstore.SchemaVersion)},
 		{"every bucket removed", func(tx *bolt.Tx) error {
-			for _, name := range []string{"retrace", "sessions", "blobs", "memory"} {
+			for _, name := range []string{"retrace", "sessions", "blobs", "chunks", "memory"} {
 				if err := tx.DeleteBucket([]byte(name)); err != nil {
 					return err
 				}

@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"slices"
@@ -64,9 +65,10 @@ func listScope(prefix []byte) scope { return scope{list: true, prefix: prefix} }
 // reach is what the operation under way has walked, kept for the lookups
 // whose keys it learns only inside its transaction (file contents).
 type reach struct {
-	f     *os.File
-	w     *pageWalker
-	blobs *bucketRef // the contents bucket, when the file has one
+	f      *os.File
+	w      *pageWalker
+	blobs  *bucketRef // the contents bucket, when the file has one
+	chunks *bucketRef // the chunked contents' bucket, likewise
 	// inSession are the session's own buckets (versions, snapshots), in
 	// a guarded operation: lookups in them walk their way first.
 	inSession map[string]bucketRef
@@ -142,6 +144,9 @@ func (r *reach) walk(s *Store, sc scope, m meta) error {
 	}
 	if b, ok := top[string(blobsBucket)]; ok {
 		r.blobs = &b
+	}
+	if b, ok := top[string(chunksBucket)]; ok {
+		r.chunks = &b
 	}
 	if sc.memory {
 		if b, ok := top[string(memoryBucket)]; ok {
@@ -259,4 +264,22 @@ func (s *Store) guardBlob(key []byte) error {
 	}
 	_, _, err := s.reach.w.find(*s.reach.blobs, key, 1)
 	return err
+}
+
+// guardChunks walks every page of a chunked content's chunks before bbolt
+// reads them, in an operation that did not walk the whole file.
+func (s *Store) guardChunks(key []byte) error {
+	if s.reach == nil || s.reach.chunks == nil {
+		return nil
+	}
+	w := s.reach.w
+	v, isBucket, err := w.find(*s.reach.chunks, key, 1)
+	if err != nil || v == nil || !isBucket {
+		return err // no bucket: bbolt finds none either
+	}
+	ref, err := w.bucketAt(v, fmt.Sprintf("the chunks of %s", keyDigest(key)))
+	if err != nil {
+		return err
+	}
+	return w.bucket(ref, 2, w.deep)
 }

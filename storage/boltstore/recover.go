@@ -84,14 +84,14 @@ func Recover(ctx context.Context, src, dst string) (Recovered, error) {
 	defer from.Close()
 	var sessions []salvaged
 	var memories memorySalvage
-	contents := &blobSalvage{store: from, kept: map[string][]byte{}, lost: map[string]string{}}
+	contents := &blobSalvage{store: from, kept: map[string]sealedBlob{}, lost: map[string]string{}}
 	err = from.view(ctx, func(tx *bolt.Tx) error {
 		memories = salvageMemory(tx.Bucket(memoryBucket))
 		b, err := from.sessionsOf(tx)
 		if err != nil {
 			return err
 		}
-		if contents.bucket, err = from.blobsOf(tx); err != nil {
+		if contents.in, err = from.contentsOf(tx); err != nil {
 			return err
 		}
 		c := b.Cursor()
@@ -180,10 +180,10 @@ type keptRecord struct {
 // blobSalvage reads the damaged file's contents for Recover, each once
 // however many versions and sessions refer to it.
 type blobSalvage struct {
-	store  *Store
-	bucket *bolt.Bucket
-	kept   map[string][]byte // digest -> its record, read back intact
-	lost   map[string]string // digest -> why it could not be read
+	store *Store
+	in    contents
+	kept  map[string]sealedBlob // digest -> its records, read back intact
+	lost  map[string]string     // digest -> why it could not be read
 }
 
 // keep reads the content d names, and returns why it cannot be kept, or
@@ -197,13 +197,18 @@ func (bs *blobSalvage) keep(d string) string {
 	}
 	raw := []byte(nil)
 	if k, ok := blobKey(d); ok {
-		raw = bs.bucket.Get(k)
+		raw = bs.in.blobs.Get(k)
 	}
 	why := "it is missing"
 	if raw != nil {
-		_, err := bs.store.readBlob(d, raw)
+		data, err := bs.store.readBlob(bs.in, d, raw)
 		if err == nil {
-			bs.kept[d] = bytes.Clone(raw) // checked: the record is copied as is
+			// Checked: a whole record is copied as is, a chunked
+			// content's chunks sealed again.
+			bs.kept[d] = sealedBlob{head: bytes.Clone(raw)}
+			if _, chunked, _ := chunkedSize(raw); chunked {
+				bs.kept[d] = sealContent(data)
+			}
 			return ""
 		}
 		why = err.Error()
@@ -344,7 +349,7 @@ func (l *Loss) addBlobs(lost []BlobLoss) {
 	}
 }
 
-func write(ctx context.Context, dst string, sessions []salvaged, blobs map[string][]byte, memories memorySalvage) (Recovered, error) {
+func write(ctx context.Context, dst string, sessions []salvaged, blobs map[string]sealedBlob, memories memorySalvage) (Recovered, error) {
 	to, err := Open(dst, Options{})
 	if err != nil {
 		return Recovered{}, err
@@ -424,14 +429,14 @@ func write(ctx context.Context, dst string, sessions []salvaged, blobs map[strin
 }
 
 // putBlobs puts the contents Recover read back intact into the new file.
-func putBlobs(to *Store, tx *bolt.Tx, blobs map[string][]byte) error {
+func putBlobs(to *Store, tx *bolt.Tx, blobs map[string]sealedBlob) error {
 	bucket, err := to.blobsOf(tx)
 	if err != nil {
 		return err
 	}
 	for d, rec := range blobs {
 		k, _ := blobKey(d) // it was read under this digest
-		if err := bucket.Put(k, rec); err != nil {
+		if err := to.putContent(tx, bucket, k, rec); err != nil {
 			return fmt.Errorf("file content %s: %w", d, err)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"retrace/storage"
 )
 
-// The layout, schema 6:
+// The layout, schema 7:
 //
 //	retrace/                 bucket: about the file
 //	    schema               uint32, big-endian
@@ -23,6 +23,8 @@ import (
 //	        s/               bucket: version -> sealed snapshot (snapshot.go), derived
 //	blobs/                   bucket: file contents, shared by every session
 //	    <sha256, 32 bytes>   sealed, compressed content (see blob.go)
+//	chunks/                  bucket: contents past 1 MiB, in chunks (see chunk.go)
+//	    <sha256>/<n>         sealed, compressed chunk n
 //	memory/                  bucket: the memory log (memory.go)
 //	    <version>            uint64, big-endian -> sealed JSON of the event
 //
@@ -32,8 +34,8 @@ import (
 // schema-2 build checks, so a file gc may have pruned must not look like
 // one to it (it would call the gaps damage). Schema 3 is schema 4 with
 // every checkpoint in record format 1, its event as JSON. Schema 4 is
-// schema 5 without snapshots, and schema 5 is schema 6 without the memory
-// log.
+// schema 5 without snapshots, schema 5 is schema 6 without the memory
+// log, and schema 6 is schema 7 with every content whole, in no chunks.
 var (
 	metaBucket     = []byte("retrace")
 	schemaKey      = []byte("schema")
@@ -49,7 +51,7 @@ var (
 // an older build cannot know what a newer schema's records mean, and
 // writing beside them would lose what it does not know, such as the
 // contents a checkpoint refers to.
-const schemaVersion = 6
+const schemaVersion = 7
 
 // migrations[n] upgrades a file from schema n to n+1, inside the one
 // transaction that also records the new schema version. Schema 0 is a
@@ -90,6 +92,14 @@ var migrations = []func(tx *bolt.Tx) error{
 		_, err := tx.CreateBucketIfNotExists(memoryBucket)
 		return err
 	},
+	// Schema 7 keeps a large content in chunks (chunk.go). A schema-6
+	// file holds every content whole, which schema 7 reads as it is; an
+	// older build would call a chunked content's record damage, and its
+	// gc would leave the chunks behind.
+	6: func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(chunksBucket)
+		return err
+	},
 }
 
 // readSchema returns the file's schema version.
@@ -100,7 +110,7 @@ func readSchema(tx *bolt.Tx, path string) (int, error) {
 		ours := false
 		_ = tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
 			names = append(names, fmt.Sprintf("%q", name))
-			ours = ours || bytes.Equal(name, sessionsBucket) || bytes.Equal(name, blobsBucket) || bytes.Equal(name, memoryBucket)
+			ours = ours || bytes.Equal(name, sessionsBucket) || bytes.Equal(name, blobsBucket) || bytes.Equal(name, chunksBucket) || bytes.Equal(name, memoryBucket)
 			return nil
 		})
 		if len(names) == 0 {
@@ -152,6 +162,9 @@ func (s *Store) checkLayout(tx *bolt.Tx) error {
 		return err
 	}
 	if _, err := s.blobsOf(tx); err != nil {
+		return err
+	}
+	if _, err := s.chunksOf(tx); err != nil {
 		return err
 	}
 	_, err = s.memoryOf(tx)

@@ -7,8 +7,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +42,10 @@ import (
 //	testdata/schema5.db           the same, and a chat long enough to keep
 //	                              snapshots
 //	testdata/schema5.golden.json  what schema5.db reads back as
+//	testdata/schema6.db           the same, and a memory log
+//	testdata/schema6.golden.json  what schema6.db reads back as
+//	testdata/schema7.db           the same, and a content past 1 MiB, in chunks
+//	testdata/schema7.golden.json  what schema7.db reads back as
 //
 // RETRACE_UPDATE_TESTDATA=1 writes the current schema's files again, and
 // only those: a file of an older schema is the record of what old builds
@@ -141,6 +147,9 @@ func checkCorpusFile(t *testing.T, schema int) {
 	}
 	if schema >= 6 && len(want.Memories) == 0 {
 		t.Errorf("testdata/%s.golden.json records no memories", name)
+	}
+	if schema >= 7 && !slices.ContainsFunc(slices.Collect(maps.Values(want.Blobs)), func(n int) bool { return n > boltstore.ChunkSize }) {
+		t.Errorf("testdata/%s.golden.json records no content kept in chunks", name)
 	}
 	// The recent part of every version is the whole's: from the events
 	// alone in a file of an old schema, through snapshots in a new one.
@@ -405,6 +414,8 @@ func fileEvents() []state.Event {
 	mainV2, mainV2Blob := content("package main\n\nfunc main() { start() }\n")
 	mainV3, mainV3Blob := content("package main\n\nfunc main() { start(); wait() }\n")
 	readme, readmeBlob := content(strings.Repeat("retrace keeps every version of a session.\n", 200))
+	// Past 1 MiB, so schema 7 on keeps it in chunks.
+	data, dataBlob := content(strings.Repeat("retrace keeps a large content in chunks of its own.\n", 48<<10))
 	absent := state.FileImage{Absent: true}
 	logo := state.FileImage{Size: 11 << 20, Mode: 0o644, Untracked: "larger than the 10 MiB cap"}
 
@@ -413,8 +424,9 @@ func fileEvents() []state.Event {
 	first[len(first)-1].Blobs = []state.Blob{mainV1Blob, mainV2Blob}
 	second := boltstore.FileChangeEvents(state.Executing, "call_2",
 		state.FileChange{Path: "README.md", Before: absent, After: readme},
-		state.FileChange{Path: "logo.png", Before: absent, After: logo})
-	second[len(second)-1].Blobs = []state.Blob{readmeBlob}
+		state.FileChange{Path: "logo.png", Before: absent, After: logo},
+		state.FileChange{Path: "data.txt", Before: absent, After: data})
+	second[len(second)-1].Blobs = []state.Blob{readmeBlob, dataBlob}
 	// The fork changes main.go again: its before is content the first
 	// branch kept, so it travels no more.
 	fork := boltstore.FileChangeEvents(state.Executing, "call_3", state.FileChange{Path: "main.go", Before: mainV2, After: mainV3})

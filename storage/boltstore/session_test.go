@@ -208,7 +208,7 @@ func TestSchemaRecord(t *testing.T) {
 	}
 	ours := func(schema []byte) func(tx *bolt.Tx) error {
 		return func(tx *bolt.Tx) error {
-			for _, name := range []string{"retrace", "sessions", "blobs", "memory"} {
+			for _, name := range []string{"retrace", "sessions", "blobs", "chunks", "memory"} {
 				if _, err := tx.CreateBucket([]byte(name)); err != nil {
 					return err
 				}

@@ -429,7 +429,7 @@ func (s *Store) Export(ctx context.Context, id string) (storage.Export, error) {
 		if err != nil {
 			return err
 		}
-		blobs, err := s.blobsOf(tx)
+		blobs, err := s.contentsOf(tx)
 		if err != nil {
 			return err
 		}

@@ -91,7 +91,7 @@ func (s *Store) checkAll(tx *bolt.Tx, events bool) error {
 			problems = append(problems, err)
 		}
 	}
-	problems = append(problems, s.verifyBlobs(blobs, events)...)
+	problems = append(problems, s.verifyBlobs(tx, blobs, events)...)
 	if mb, err := s.memoryOf(tx); err != nil {
 		problems = append(problems, err)
 	} else if m, err := s.foldMemory(mb); err != nil {
@@ -168,8 +168,13 @@ func (s *Store) verifySession(tx *bolt.Tx, k []byte, events bool, blobs *bolt.Bu
 // verifyBlobs checks every file content: its key is a digest, its record
 // passes its checksum and, with full set, it decodes to content whose
 // digest is its key. It returns every problem found.
-func (s *Store) verifyBlobs(blobs *bolt.Bucket, full bool) []error {
+func (s *Store) verifyBlobs(tx *bolt.Tx, blobs *bolt.Bucket, full bool) []error {
+	chunks, err := s.chunksOf(tx)
+	if err != nil {
+		return []error{err}
+	}
 	var problems []error
+	in := contents{blobs: blobs, chunks: chunks}
 	c := blobs.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if len(k) != 32 || v == nil {
@@ -179,12 +184,31 @@ func (s *Store) verifyBlobs(blobs *bolt.Bucket, full bool) []error {
 		d := keyDigest(k)
 		var err error
 		if full {
-			_, err = s.readBlob(d, v)
-		} else if _, cerr := unseal(v); cerr != nil {
+			_, err = s.readBlob(in, d, v)
+		} else if size, chunked, cerr := chunkedSize(v); cerr != nil {
 			err = &storage.CorruptError{Path: s.path, Blob: d, Reason: cerr.Error()}
+		} else if chunked {
+			if cerr := checkChunkSeals(chunks, k, size); cerr != nil {
+				err = &storage.CorruptError{Path: s.path, Blob: d, Reason: cerr.Error()}
+			}
 		}
 		if err != nil {
 			problems = append(problems, err)
+		}
+	}
+	return append(problems, s.verifyChunkBuckets(blobs, chunks)...)
+}
+
+// verifyChunkBuckets finds chunks no content's record names: every
+// write puts a content's record with its chunks, and gc removes both.
+func (s *Store) verifyChunkBuckets(blobs, chunks *bolt.Bucket) []error {
+	var problems []error
+	c := chunks.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		head := blobs.Get(k)
+		_, chunked, err := chunkedSize(head)
+		if len(k) != 32 || v != nil || head == nil || (err == nil && !chunked) {
+			problems = append(problems, &storage.CorruptError{Path: s.path, Reason: fmt.Sprintf("stray key %x among the chunked contents: no content's record names it", k)})
 		}
 	}
 	return problems

@@ -82,26 +82,37 @@ func (s *Store) Import(ctx context.Context, ex storage.Export) (storage.SessionI
 
 // importBatchBytes bounds the contents one round of an import's inserts
 // carries: an export's contents are read one at a time and sent a few
-// MiB at a time, never held all at once.
-const importBatchBytes = 16 << 20
+// MiB at a time, never held all at once. A content larger than
+// importPiece goes alone, in pieces (see putLargeBlob).
+const importBatchBytes = 4 << 20
 
 // putImportBlobs keeps the contents an import carries, read from ex as
 // they are sent.
 func putImportBlobs(ctx context.Context, tx pgx.Tx, ex storage.Export, digests []string) error {
 	var batch []state.Blob
 	size := 0
-	for i, d := range digests {
+	flush := func() error {
+		err := putBlobs(ctx, tx, batch)
+		batch, size = nil, 0
+		return err
+	}
+	for _, d := range digests {
+		if ex.ContentSize(d) > importPiece {
+			if err := putLargeBlob(ctx, tx, ex, d); err != nil {
+				return err
+			}
+			continue
+		}
 		data, err := ex.Content(d)
 		if err != nil {
 			return err
 		}
 		batch, size = append(batch, state.Blob{Digest: d, Data: data}), size+len(data)
-		if size >= importBatchBytes || i == len(digests)-1 {
-			if err := putBlobs(ctx, tx, batch); err != nil {
+		if size >= importBatchBytes {
+			if err := flush(); err != nil {
 				return err
 			}
-			batch, size = nil, 0
 		}
 	}
-	return nil
+	return flush()
 }

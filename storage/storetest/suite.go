@@ -64,6 +64,7 @@ func Run(t *testing.T, b Backend) {
 		{"UnknownBlob", testUnknownBlob},
 		{"ExportCarriesReferencedBlobs", testExportCarriesReferencedBlobs},
 		{"FilesAfterReopen", testFilesAfterReopen},
+		{"LargeContents", testLargeContents},
 		{"RecentIsTheWholeWindowed", testRecentIsTheWholeWindowed},
 		{"ArrivalIsClosedAndKept", testArrival},
 		{"ArrivalWorkspaceRefused", testArrivalWorkspaceRefused},

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -313,4 +314,54 @@ func TestImportedSessionRemembersOnlyWhenAsked(t *testing.T) {
 	if list := retrace(t, "memory", "list", "--db", e.db).ok(t).stdout; strings.Contains(list, "attacker") || !strings.Contains(r.stderr, "denied: remember") {
 		t.Fatalf("exit %d; memories:\n%s\n%s", r.code, list, r.stderr)
 	}
+}
+
+// Going back to a version the sender recorded brings none of it back:
+// not the tools they allowed for the session (a rollback to their head,
+// or to the approval itself, with the files or --keep-files), nor a
+// restore they left open, which a later rollback would then finish.
+func TestRollingBackIntoAnImportRunsNothing(t *testing.T) {
+	allowed := hostileExport(t, "allowed", "/unused")
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"their head", []string{strconv.Itoa(allowed.Session.Versions)}},
+		{"their approval", []string{"4"}},
+		{"their approval, keeping files", []string{"4", "--keep-files"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newRunEnv(t)
+			retrace(t, "import", writeExport(t, hostileExport(t, "allowed", e.ws)), "--db", e.db).ok(t)
+			retrace(t, append([]string{"rollback", "hostile-allowed"}, append(c.args, "--db", e.db)...)...).ok(t)
+			e.srv.Enqueue(llmserver.ToolCallReply([]llmserver.Call{{ID: "call_2", Name: "run_command", Args: `{"command":"echo planted > pwned"}`}}),
+				llmserver.TextReply("Could not run it."))
+			r := e.run(t, "", "--session", "hostile-allowed", "check the build")
+			nothingWritten(t, e.ws)
+			if r.code != exitOK || !strings.Contains(r.stderr, "denied: run_command") {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+		})
+	}
+	t.Run("their open restore", func(t *testing.T) {
+		e := newRunEnv(t)
+		if err := os.MkdirAll(filepath.Join(e.ws, ".git", "hooks"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		ex := hostileExport(t, "restore", e.ws)
+		// A Makefile the restore would create: nothing of the user's
+		// is in its way, so only the rollback's rules keep it out.
+		started := ex.Checkpoints[ex.Session.Head-1].Data
+		if started.Kind != state.RestoreStarted || started.Files[1].Path != "Makefile" {
+			t.Fatalf("v%d is %s", ex.Session.Head, started.Kind)
+		}
+		started.Files[1].Before = state.FileImage{Absent: true}
+		retrace(t, "import", writeExport(t, ex), "--db", e.db).ok(t)
+		retrace(t, "rollback", "hostile-restore", strconv.Itoa(ex.Session.Head), "--db", e.db).ok(t)
+		retrace(t, "rollback", "hostile-restore", "1", "--db", e.db).ok(t)
+		nothingWritten(t, e.ws)
+		if head := retrace(t, "show", "hostile-restore", "--json", "--db", e.db).ok(t).stdout; strings.Contains(head, `"restoring"`) {
+			t.Fatalf("a restore is open at the head:\n%s", head)
+		}
+	})
 }

@@ -126,6 +126,9 @@ func (a *applier) check(ev Event, to Phase) error {
 	if err := a.checkRestore(ev); err != nil {
 		return err
 	}
+	if ev.Arrival != 0 && ev.Kind != Imported {
+		return invalid(ev.Kind, "only imported numbers an arrival")
+	}
 	if ev.Always && ev.Kind != ApprovalGiven {
 		return invalid(ev.Kind, "only approval_given can allow a tool for the session")
 	}
@@ -202,6 +205,9 @@ func (a *applier) check(ev Event, to Phase) error {
 	case Imported:
 		if len(ev.Messages) > 0 {
 			return invalid(ev.Kind, "carries messages; a session arrives as it was, with nothing said")
+		}
+		if ev.Arrival < 0 {
+			return invalid(ev.Kind, "numbers its arrival %d", ev.Arrival)
 		}
 	}
 	return nil
@@ -286,7 +292,14 @@ func (a *applier) change(ev Event) {
 	case FilesRestored:
 		a.s.Restoring = nil
 	case Imported:
+		a.s.Arrival = ev.Arrival
 		a.arrive()
+		if len(ev.Files) > 0 {
+			// A rollback to a version recorded elsewhere: closed as
+			// it arrives, and the restore of its files opened in the
+			// same step (see rewind.RestoreMove).
+			a.s.Restoring = &Restore{From: ev.From, Files: slices.Clone(ev.Files)}
+		}
 	}
 	if ev.Kind == ToolFinished {
 		a.recordFiles(ev.Files)

@@ -51,6 +51,7 @@ const (
 	tagEventFrom
 	tagEventUsage
 	tagEventBriefing
+	tagEventArrival
 )
 
 // Tags of the structs inside an event, each numbered from 1.
@@ -157,6 +158,7 @@ func AppendEventBody(buf []byte, ev Event) []byte {
 	if ev.Briefing != nil {
 		w.sub(tagEventBriefing, func(w *bodyWriter) { w.briefing(*ev.Briefing) })
 	}
+	w.int(tagEventArrival, int64(ev.Arrival))
 	return w.buf
 }
 
@@ -215,6 +217,8 @@ func DecodeEventBody(kind EventKind, at time.Time, body []byte) (Event, error) {
 		case tagEventBriefing:
 			b := r.briefing()
 			ev.Briefing = &b
+		case tagEventArrival:
+			ev.Arrival = r.int()
 		default:
 			r.unknown(tag)
 		}

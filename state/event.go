@@ -154,6 +154,9 @@ type Event struct {
 	From      int          `json:"from,omitempty"`
 	Usage     Usage        `json:"usage,omitzero"`
 	Briefing  *Briefing    `json:"briefing,omitempty"`
+	// Arrival is the number an imported event gives the session's
+	// arrival here (see State.Arrival).
+	Arrival int `json:"arrival,omitempty"`
 	// Blobs are the contents Files refer to, on their way to the store,
 	// which keeps those it does not have yet in the checkpoint's
 	// transaction. They are not part of the event: a stored event never

@@ -191,13 +191,16 @@ func (a *applier) checkRestore(ev Event) error {
 	if ev.Kind == RestoreStarted && len(ev.Files) == 0 {
 		return invalid(ev.Kind, "names no file to restore")
 	}
-	if ev.Kind == RestoreStarted && ev.From < 0 {
+	// An imported event that carries files is a rollback to a version
+	// recorded elsewhere, which starts the restore as it closes it.
+	restores := ev.Kind == RestoreStarted || ev.Kind == Imported
+	if restores && ev.From < 0 {
 		return invalid(ev.Kind, "restores from version %d", ev.From)
 	}
-	if ev.From != 0 && ev.Kind != RestoreStarted {
-		return invalid(ev.Kind, "only restore_started names the version it restores from")
+	if ev.From != 0 && !restores {
+		return invalid(ev.Kind, "only restore_started and imported name the version they restore from")
 	}
-	if len(ev.Files) > 0 && ev.Kind != ToolFinished && ev.Kind != RestoreStarted && ev.Kind != FilesRestored {
+	if len(ev.Files) > 0 && ev.Kind != ToolFinished && !restores && ev.Kind != FilesRestored {
 		return invalid(ev.Kind, "only tool_finished and restores change workspace files")
 	}
 	return checkFiles(ev.Kind, ev.Files)

@@ -121,3 +121,68 @@ func TestImportedEncodes(t *testing.T) {
 		t.Fatal("EventKinds lacks imported")
 	}
 }
+
+// An arrival's number is the state's from then on: every event after it
+// keeps it, so a version recorded before it (or before another arrival)
+// tells itself apart by holding another.
+func TestArrivalIsKeptByWhatFollows(t *testing.T) {
+	sent := doneState(t)
+	here := apply(t, sent, state.Event{Kind: state.Imported, At: t0, Text: "imported from a file", Arrival: 12})
+	if sent.Arrival != 0 || here.Arrival != 12 {
+		t.Fatalf("arrival %d before, %d after", sent.Arrival, here.Arrival)
+	}
+	later := apply(t, here, userMsg("what is this session about?"))
+	if later.Arrival != 12 {
+		t.Fatalf("a message after the arrival holds arrival %d", later.Arrival)
+	}
+	again := apply(t, later, state.Event{Kind: state.Imported, At: t0, Arrival: 30})
+	if again.Arrival != 30 {
+		t.Fatalf("a second arrival holds %d", again.Arrival)
+	}
+}
+
+// An imported event that carries files closes the version as any arrival
+// does, then opens the restore of those files: one step, so a rollback to
+// a version recorded elsewhere is never seen moved and still open.
+func TestImportedWithFilesOpensARestore(t *testing.T) {
+	run := state.ToolRequest{ID: "r", Name: "run_command", Arguments: `{"command":"make"}`}
+	withRun := apply(t, executing(t), state.Event{Kind: state.AssistantMessage, At: t0,
+		Messages: msgs(state.Message{Role: state.RoleAssistant, ToolCalls: []state.ToolRequest{run}})})
+	asked := apply(t, withRun, tool(state.ApprovalRequested, "r", t0))
+	given := apply(t, asked, state.Event{Kind: state.ApprovalGiven, At: t0, Tool: &state.ToolCall{ID: "r"}, Always: true})
+	files := []state.FileChange{{Path: "NOTES.md", Before: img('2'), After: img('1')}}
+	got := apply(t, given, state.Event{Kind: state.Imported, At: t0, Text: "back to v4", Arrival: 9, From: 11, Files: files})
+	if got.Restoring == nil || got.Restoring.From != 11 || len(got.Restoring.Files) != 1 {
+		t.Fatalf("restore %+v, want one file from v11", got.Restoring)
+	}
+	if len(got.Memory.AllowedTools) != 0 || len(got.OpenCalls()) != 0 || got.Phase.Active() || got.Arrival != 9 {
+		t.Fatalf("allowed %v, open %v, phase %s, arrival %d", got.Memory.AllowedTools, got.OpenCalls(), got.Phase, got.Arrival)
+	}
+	if _, err := state.Apply(got, state.Event{Kind: state.FilesRestored, At: t0, Text: "restored 1 file"}); err != nil {
+		t.Fatalf("files_restored after it: %v", err)
+	}
+	if _, err := state.Apply(got, userMsg("go on")); err == nil {
+		t.Fatal("a message was taken while the restore is open")
+	}
+}
+
+// The arrival survives both event encodings and the snapshot.
+func TestArrivalEncodes(t *testing.T) {
+	ev := state.Event{Kind: state.Imported, At: t0, Arrival: 1 << 40, From: 3,
+		Files: []state.FileChange{{Path: "a.go", Before: img('2'), After: img('1')}}}
+	b, err := state.EncodeEvent(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back, err := state.DecodeEvent(b); err != nil || back.Arrival != ev.Arrival || back.From != 3 || len(back.Files) != 1 {
+		t.Fatalf("JSON back: %+v, %v", back, err)
+	}
+	if back, err := state.DecodeEventBody(state.Imported, t0, state.AppendEventBody(nil, ev)); err != nil || back.Arrival != ev.Arrival || back.From != 3 {
+		t.Fatalf("binary back: %+v, %v", back, err)
+	}
+	s := apply(t, doneState(t), ev)
+	snap, err := state.DecodeSnapshot(state.AppendSnapshot(nil, s))
+	if err != nil || snap.Arrival != s.Arrival || snap.Restoring == nil {
+		t.Fatalf("snapshot back: arrival %d, restoring %v, %v", snap.Arrival, snap.Restoring, err)
+	}
+}

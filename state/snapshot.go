@@ -40,6 +40,7 @@ const (
 	tagSnapFiles
 	tagSnapRestoring
 	tagSnapBriefing
+	tagSnapArrival
 )
 
 // Tags of the structs only a snapshot holds.
@@ -122,6 +123,7 @@ func AppendSnapshot(buf []byte, s State) []byte {
 	if s.Briefing.Instructions != nil || s.Briefing.Memories != nil {
 		w.sub(tagSnapBriefing, func(w *bodyWriter) { w.briefing(s.Briefing) })
 	}
+	w.int(tagSnapArrival, int64(s.Arrival))
 	return w.buf
 }
 
@@ -203,6 +205,8 @@ func DecodeSnapshot(p []byte) (State, error) {
 			s.Restoring = &rs
 		case tagSnapBriefing:
 			s.Briefing = r.briefing()
+		case tagSnapArrival:
+			s.Arrival = r.int()
 		default:
 			r.unknown(tag)
 		}

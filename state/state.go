@@ -57,6 +57,13 @@ type State struct {
 	// the instruction files its system prompt holds, and the memories the
 	// latest task was given.
 	Briefing Briefing `json:"briefing,omitzero"`
+	// Arrival tells the versions recorded here from those recorded
+	// elsewhere: the number the imported event that brought the session
+	// here gave its arrival, kept by every version after it. A version
+	// whose Arrival is not the head's was recorded by someone else (or
+	// before another arrival), and going back to it closes it the way an
+	// import does. 0 for a session that never arrived from elsewhere.
+	Arrival int `json:"arrival,omitempty"`
 
 	// prompt is the session's system prompt when History leaves out the
 	// message that holds it (see SystemPrompt).

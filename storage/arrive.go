@@ -42,7 +42,7 @@ func Arrive(ex Export, a Arrival) (Export, error) {
 	if err := CheckWorkspace(dir); err != nil {
 		return ex, err
 	}
-	rec, err := arrivalRecord(ex.Session, a)
+	rec, err := arrivalRecord(ex, a)
 	if err != nil {
 		return ex, err
 	}
@@ -56,11 +56,24 @@ func Arrive(ex Export, a Arrival) (Export, error) {
 	return ex, nil
 }
 
-// arrivalRecord is the imported checkpoint that closes a session whose
-// head is info's: only the head's phase decides where it leads. An export
-// whose head says another phase than its checkpoints do is refused by
-// CheckImport all the same.
-func arrivalRecord(info SessionInfo, a Arrival) (Record, error) {
+// arrivalRecord is the imported checkpoint that closes the session ex
+// holds at its head: only the head's phase decides where it leads. An
+// export whose head says another phase than its checkpoints do is refused
+// by CheckImport all the same.
+//
+// Its arrival number is one past every version and every arrival the
+// export holds, so that no version the sender recorded can hold it: a
+// rollback to one of theirs is then known for what it is (see
+// state.State.Arrival).
+func arrivalRecord(ex Export, a Arrival) (Record, error) {
+	info := ex.Session
+	arrival := info.Versions
+	for _, c := range ex.Checkpoints {
+		arrival = max(arrival, c.Data.Arrival)
+	}
+	if arrival >= maxArrival {
+		return Record{}, invalidf("the session numbers an arrival or a version past %d", maxArrival-1)
+	}
 	phase, err := state.Next(info.Phase, state.Imported)
 	if err != nil {
 		return Record{}, invalidf("the session's head is in phase %s: %v", info.Phase, err)
@@ -70,9 +83,13 @@ func arrivalRecord(info SessionInfo, a Arrival) (Record, error) {
 		at = time.Now().UTC()
 	}
 	v := info.Versions + 1
-	ev := state.Event{Kind: state.Imported, At: at, Text: a.From}
+	ev := state.Event{Kind: state.Imported, At: at, Text: a.From, Arrival: arrival + 1}
 	return Record{Checkpoint: Checkpoint{Version: v, Parent: info.Head, Event: ev.Kind, Phase: phase, At: at}, Data: ev}, nil
 }
+
+// maxArrival bounds the numbers an arrival is given: far past any count
+// of versions, and far from overflowing when one is added.
+const maxArrival = 1 << 53
 
 // CheckWorkspace refuses a workspace a session from elsewhere cannot
 // have here: none, a relative path (it would be wherever retrace is

@@ -134,6 +134,14 @@ func describeOther(ev state.Event, s state.State) string {
 	case state.FilesRestored:
 		return "the restore is over: " + ev.Text
 	case state.Imported:
+		if ev.From != 0 {
+			// A rollback to a version recorded elsewhere (rewind.closing).
+			what := ev.Text + ": what it was doing there is over, and nothing of it runs until you send a message"
+			if len(ev.Files) > 0 {
+				what += fmt.Sprintf("; restoring %s (the workspace was at v%d)", transcript.Count(len(ev.Files), "file"), ev.From)
+			}
+			return what
+		}
 		from := ""
 		if ev.Text != "" {
 			from = " (" + ev.Text + ")"

@@ -225,10 +225,25 @@ func NewMove(head, target state.State) Move {
 }
 
 // RestoreMove is Restore along a move already planned.
+//
+// A target recorded before the session arrived here (by an import or a
+// copy) is someone else's version, which holds what they allowed and
+// left open there: the tools allowed for the session, an approval, a
+// restore half done. Going back to it closes it the way the arrival
+// closed their head, in the checkpoint that moves the head there (see
+// closing), so that none of it comes back with the rollback.
 func RestoreMove(ctx context.Context, st Store, files Files, m Move, opts Options) (Result, error) {
 	head, target, plan := m.Head, m.Target, m.Plan
 	id, version := head.SessionID, target.Version
+	foreign := target.Arrival != head.Arrival
 	if opts.KeepFiles || len(plan) == 0 {
+		if foreign {
+			closed, err := storage.NewCursor(st, target).Fork(ctx, st, closing(head, target, nil))
+			if err != nil {
+				return Result{}, fmt.Errorf("record the rollback: %w", err)
+			}
+			return Result{Head: closed}, nil
+		}
 		if err := st.SetHead(ctx, id, version); err != nil {
 			return Result{}, err
 		}
@@ -247,11 +262,25 @@ func RestoreMove(ctx context.Context, st Store, files Files, m Move, opts Option
 	// one step: a process stopped in between must not leave the head at
 	// the target with the files still at the version it left.
 	cur := storage.NewCursor(st, target)
-	started, err := cur.Fork(ctx, st, state.Event{Kind: state.RestoreStarted, From: head.Version, Files: plan})
+	start := state.Event{Kind: state.RestoreStarted, From: head.Version, Files: plan}
+	if foreign {
+		start = closing(head, target, plan)
+	}
+	started, err := cur.Fork(ctx, st, start)
 	if err != nil {
 		return Result{}, fmt.Errorf("record the restore: %w", err)
 	}
 	return finish(ctx, st, files, cur, started.Restoring, found, opts, "")
+}
+
+// closing is the imported event a rollback from head to a target
+// recorded elsewhere forks from the target: it keeps the head's arrival,
+// names the version it left (an arrival names none), closes what the
+// target was doing, and, with plan, opens the restore of its files in
+// the same checkpoint.
+func closing(head, target state.State, plan []state.FileChange) state.Event {
+	return state.Event{Kind: state.Imported, Arrival: head.Arrival, From: head.Version, Files: plan,
+		Text: fmt.Sprintf("back to v%d, recorded before the session arrived here", target.Version)}
 }
 
 // Finish completes a restore a stopped process left open: head says one

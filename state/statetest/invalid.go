@@ -224,13 +224,20 @@ func (sp spoiler) fileSpoilings(add func(string, func(*state.Event), string, ...
 	add("files_restored with no restore open", func(e *state.Event) {
 		*e = state.Event{Kind: state.FilesRestored, At: e.At, Text: "restored"}
 	}, "no restore of the workspace is under way")
-	if ev.Kind != state.RestoreStarted {
+	if ev.Kind != state.RestoreStarted && ev.Kind != state.Imported {
 		add("from on an event that restores nothing", func(e *state.Event) { e.From = 3 },
-			"only restore_started names the version it restores from")
+			"only restore_started and imported name the version they restore from")
+	}
+	if ev.Kind != state.Imported {
+		add("an arrival on an event that is none", func(e *state.Event) { e.Arrival = 7 },
+			"only imported numbers an arrival")
 	}
 	switch ev.Kind {
 	case state.RestoreStarted:
 		add("a restore of no file", func(e *state.Event) { e.Files = nil }, "names no file to restore")
+		add("a restore from before the first version", func(e *state.Event) { e.From = -1 }, "restores from version -1")
+	case state.Imported:
+		add("a negative arrival", func(e *state.Event) { e.Arrival = -1 }, "numbers its arrival -1")
 		add("a restore from before the first version", func(e *state.Event) { e.From = -1 }, "restores from version -1")
 	case state.ToolFinished:
 	default:

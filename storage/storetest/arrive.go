@@ -46,8 +46,8 @@ func testArrival(t *testing.T, b Backend) {
 		t.Fatalf("arrived as %+v; want head and versions v%d in %s, at rest, updated at %s", got, v, ws, at)
 	}
 	h := head(t, to, info.ID)
-	if h.Restoring != nil || h.ParentVersion != ex.Session.Head || h.Unfinished() || len(h.OpenCalls()) > 0 {
-		t.Fatalf("head v%d under v%d: restoring %v, unfinished %v, open calls %v", h.Version, h.ParentVersion, h.Restoring, h.Unfinished(), h.OpenCalls())
+	if h.Restoring != nil || h.ParentVersion != ex.Session.Head || h.Unfinished() || len(h.OpenCalls()) > 0 || h.Arrival != v {
+		t.Fatalf("head v%d under v%d: restoring %v, unfinished %v, open calls %v, arrival %d", h.Version, h.ParentVersion, h.Restoring, h.Unfinished(), h.OpenCalls(), h.Arrival)
 	}
 	back := exportOf(t, to, info.ID)
 	if !reflect.DeepEqual(back, cloneExport(t, arrived)) {
@@ -64,6 +64,9 @@ func testArrival(t *testing.T, b Backend) {
 	third := open(t, b)
 	if got, err := third.Import(ctx, again); err != nil || got.Head != v+1 || got.Workspace != ws {
 		t.Fatalf("the arrival exported and imported again: %+v, %v", got, err)
+	}
+	if h := head(t, third, info.ID); h.Arrival != v+1 {
+		t.Fatalf("the second arrival is numbered %d, want %d", h.Arrival, v+1)
 	}
 }
 

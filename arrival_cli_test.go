@@ -365,3 +365,38 @@ func TestRollingBackIntoAnImportRunsNothing(t *testing.T) {
 		}
 	})
 }
+
+// A session that names git's own directory as its workspace, or is given
+// it, is refused at the door and keeps nothing; one kept that way before
+// imports checked it restores nothing there. A rollback there would
+// write a hook that runs, unconfined, at the next commit.
+func TestAWorkspaceInGitsOwnDirectoryIsRefused(t *testing.T) {
+	e := newRunEnv(t)
+	gitDir := filepath.Join(e.ws, ".git")
+	if err := os.MkdirAll(filepath.Join(gitDir, "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{writeExport(t, hostileExport(t, "restore", gitDir))},
+		{writeExport(t, hostileExport(t, "restore", e.ws)), "--workspace", gitDir},
+	} {
+		r := retrace(t, append(append([]string{"import"}, args...), "--db", e.db)...)
+		if r.code == exitOK || !strings.Contains(r.stderr, ".git") {
+			t.Errorf("import %v: exit %d, %s", args, r.code, r.stderr)
+		}
+	}
+	if list := retrace(t, "sessions", "--db", e.db).ok(t).stdout; strings.Contains(list, "hostile") {
+		t.Fatalf("a refused import kept a session:\n%s", list)
+	}
+
+	// Kept as a stopped retrace would have left it, mid-restore: a
+	// rollback finishes the restore first, and its Makefile has nothing
+	// in its way.
+	ex := hostileExport(t, "restore", gitDir)
+	ex.Checkpoints[ex.Session.Head-1].Data.Files[1].Before = state.FileImage{Absent: true}
+	keptAsIs(t, e.db, ex)
+	r := retrace(t, "rollback", "hostile-restore", "1", "--db", e.db)
+	if _, err := os.Lstat(filepath.Join(gitDir, "Makefile")); err == nil || r.code == exitOK || !strings.Contains(r.stderr, ".git") {
+		t.Fatalf("the rollback into .git: exit %d, %s (Makefile: %v)", r.code, r.stderr, err)
+	}
+}

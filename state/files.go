@@ -233,3 +233,17 @@ func (a *applier) recordFiles(changes []FileChange) {
 		a.s.Files[c.Path] = e
 	}
 }
+
+// InGitDir reports whether the slash-separated path p is a .git
+// directory or inside one, at any depth. The name is compared without
+// regard to case, as git itself does on the file systems that ignore it.
+// What is there is git's own (hooks it runs outside any sandbox among
+// it), never a session's to write.
+func InGitDir(p string) bool {
+	for comp := range strings.SplitSeq(p, "/") {
+		if strings.EqualFold(comp, ".git") {
+			return true
+		}
+	}
+	return false
+}

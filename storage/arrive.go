@@ -108,6 +108,8 @@ func CheckWorkspace(dir string) error {
 			reason = "is not there"
 		} else if !fi.IsDir() {
 			reason = "is not a directory"
+		} else if real, err := filepath.EvalSymlinks(dir); err != nil || state.InGitDir(filepath.ToSlash(real)) {
+			reason = "is inside a .git directory, where git keeps the hooks it runs"
 		}
 	}
 	if reason != "" {

@@ -249,13 +249,5 @@ func (w *Watcher) Sweep(p string) error {
 }
 
 // InGitDir reports whether the workspace path p is a .git directory or
-// inside one, at any depth. The name is compared without regard to case,
-// as git itself does on the file systems that ignore it.
-func InGitDir(p string) bool {
-	for comp := range strings.SplitSeq(p, "/") {
-		if strings.EqualFold(comp, gitDirName) {
-			return true
-		}
-	}
-	return false
-}
+// inside one (see state.InGitDir).
+func InGitDir(p string) bool { return state.InGitDir(p) }

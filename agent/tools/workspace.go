@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"retrace/state"
 )
 
 // maxLinkHops bounds how many dangling symlinks Resolve follows by hand in
@@ -46,11 +48,33 @@ func NewWorkspace(dir string) (*Workspace, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("workspace %s: not a directory", dir)
 	}
+	if gitOwn(root) {
+		return nil, fmt.Errorf("workspace %s: %w", dir, ErrGitDir)
+	}
 	d, err := os.OpenRoot(root)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", dir, err)
 	}
 	return &Workspace{root: root, alias: abs, dir: d, tree: d.FS()}, nil
+}
+
+// ErrGitDir is a workspace that is git's own directory: a .git directory,
+// a directory inside one, or a bare repository. The hooks there run
+// outside any sandbox at the next git command, so nothing a session
+// writes may land there.
+var ErrGitDir = errors.New("it is git's own directory (a .git directory or a bare repository), where git keeps the hooks it runs; work in the repository's working tree instead")
+
+// gitOwn reports whether root, absolute with symlinks resolved, is git's
+// own directory: a .git directory or inside one, or a bare repository
+// (HEAD, objects and refs side by side, as git itself recognizes one).
+func gitOwn(root string) bool {
+	if state.InGitDir(filepath.ToSlash(root)) {
+		return true
+	}
+	head, herr := os.Lstat(filepath.Join(root, "HEAD"))
+	objects, oerr := os.Stat(filepath.Join(root, "objects"))
+	refs, rerr := os.Stat(filepath.Join(root, "refs"))
+	return herr == nil && oerr == nil && rerr == nil && !head.IsDir() && objects.IsDir() && refs.IsDir()
 }
 
 // Root is the workspace directory: absolute, with symlinks resolved.

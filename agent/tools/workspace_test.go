@@ -221,3 +221,46 @@ func TestResolveDanglingChainBound(t *testing.T) {
 		}
 	}
 }
+
+// git's own directory is no workspace: a .git directory (in any case),
+// one inside it, a link to one, or a bare repository. The repository's
+// working tree is, and so is a directory that merely holds a HEAD file.
+func TestGitsOwnDirectoryIsNoWorkspace(t *testing.T) {
+	repo := t.TempDir()
+	mkdir := func(p string) string {
+		t.Helper()
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write := func(p string) {
+		t.Helper()
+		if err := os.WriteFile(p, []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitDir := mkdir(filepath.Join(repo, ".git"))
+	hooks := mkdir(filepath.Join(gitDir, "hooks"))
+	upper := mkdir(filepath.Join(t.TempDir(), ".GIT"))
+	link := filepath.Join(t.TempDir(), "plain-name")
+	if err := os.Symlink(gitDir, link); err != nil {
+		t.Fatal(err)
+	}
+	bare := mkdir(filepath.Join(t.TempDir(), "project.git"))
+	write(filepath.Join(bare, "HEAD"))
+	mkdir(filepath.Join(bare, "objects"))
+	mkdir(filepath.Join(bare, "refs"))
+	for _, dir := range []string{gitDir, hooks, upper, link, bare} {
+		if ws, err := NewWorkspace(dir); !errors.Is(err, ErrGitDir) {
+			t.Errorf("%s: workspace %v, error %v; want ErrGitDir", dir, ws, err)
+		}
+	}
+	headOnly := mkdir(filepath.Join(t.TempDir(), "notes"))
+	write(filepath.Join(headOnly, "HEAD"))
+	for _, dir := range []string{repo, headOnly, mkdir(filepath.Join(repo, "git"))} {
+		if _, err := NewWorkspace(dir); err != nil {
+			t.Errorf("%s: %v", dir, err)
+		}
+	}
+}

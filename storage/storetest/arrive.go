@@ -79,9 +79,21 @@ func testArrivalWorkspaceRefused(t *testing.T, b Backend) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A repository's .git, a directory in it, and a link to one: a
+	// rollback there would write git's hooks.
+	repo := t.TempDir()
+	gitDir := filepath.Join(repo, ".Git")
+	if err := os.MkdirAll(filepath.Join(gitDir, "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "looks-plain")
+	if err := os.Symlink(gitDir, link); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ recorded, chosen string }{
 		{"", ""}, {"src/app", ""}, {"/src/app", ""}, {file, ""}, {"/src/../etc", ""},
 		{t.TempDir(), "relative"}, {t.TempDir(), file},
+		{gitDir, ""}, {filepath.Join(gitDir, "hooks"), ""}, {link, ""}, {repo, gitDir},
 	} {
 		in := cloneExport(t, ex)
 		in.Session.Workspace = c.recorded

@@ -60,6 +60,10 @@ func TestTwoMachinesShareASession(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	bin := builtBinary(t)
 	a, b := newMachine(t, bin, url), newMachine(t, bin, url)
+	// A session keeps the workspace it began in: B works on A's session
+	// in the same checkout, at the same path, as a team's machines
+	// usually have it.
+	b.ws = a.ws
 
 	// A's command waits in the workspace for a file the test makes, so
 	// the task is held mid-way for as long as the test needs.
@@ -114,6 +118,11 @@ func TestTwoMachinesShareASession(t *testing.T) {
 	}
 
 	// B's connection ended under a task: its next write fails, saying so.
+	for _, f := range []string{"started", "go"} {
+		if err := os.Remove(filepath.Join(b.ws, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	before := b.output(t, "log", id, "--json")
 	b.srv.Enqueue(planCall("wait"),
 		llmserver.ToolCallReply([]llmserver.Call{{ID: "call_wait2", Name: "run_command", Args: hold}}),

@@ -1,6 +1,10 @@
 package storage
 
-import "time"
+import (
+	"cmp"
+	"slices"
+	"time"
+)
 
 // GC removes what people no longer need, when a person asks: sessions not
 // updated for a while, and the branches a session left behind. Each
@@ -111,44 +115,47 @@ func Abandoned(info SessionInfo, tree Tree, keep []int, size func(version int) i
 }
 
 // WithRemoved returns a session's runs of removed versions ([first,
-// last], ascending) with the versions vs added, adjacent runs merged.
+// last], ascending) with the versions vs added, adjacent runs merged. It
+// works on the runs, never on each version in them: a run an import
+// brought may span far more versions than the session holds.
 func WithRemoved(runs [][2]int, vs []int) [][2]int {
-	all := make(map[int]bool, len(vs))
+	all := slices.Clone(runs)
 	for _, v := range vs {
-		all[v] = true
+		all = append(all, [2]int{v, v})
 	}
-	for _, span := range runs {
-		for v := span[0]; v <= span[1]; v++ {
-			all[v] = true
-		}
-	}
+	slices.SortFunc(all, func(a, b [2]int) int { return cmp.Compare(a[0], b[0]) })
 	var out [][2]int
-	for v := 1; len(all) > 0; v++ {
-		if !all[v] {
+	for _, span := range all {
+		if n := len(out); n > 0 && span[0]-1 <= out[n-1][1] {
+			out[n-1][1] = max(out[n-1][1], span[1])
 			continue
 		}
-		delete(all, v)
-		if n := len(out); n > 0 && out[n-1][1] == v-1 {
-			out[n-1][1] = v
-		} else {
-			out = append(out, [2]int{v, v})
-		}
+		out = append(out, span)
 	}
 	return out
 }
 
 // Gaps is the runs of versions, up to count, that records lack: what gc
-// removed before an export was made.
+// removed before an export was made. It looks at the records alone, so
+// a count far past them costs nothing more.
 func Gaps(records []Record, count int) [][2]int {
-	held := make(map[int]bool, len(records))
+	held := make([]int, 0, len(records))
 	for _, r := range records {
-		held[r.Version] = true
-	}
-	var gone []int
-	for v := 1; v <= count; v++ {
-		if !held[v] {
-			gone = append(gone, v)
+		if r.Version >= 1 && r.Version <= count {
+			held = append(held, r.Version)
 		}
 	}
-	return WithRemoved(nil, gone)
+	slices.Sort(held)
+	var out [][2]int
+	next := 1 // the first version not yet accounted for
+	for _, v := range held {
+		if v > next {
+			out = append(out, [2]int{next, v - 1})
+		}
+		next = max(next, v+1)
+	}
+	if next <= count {
+		out = append(out, [2]int{next, count})
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"retrace/agent"
 	"retrace/agent/llm"
@@ -133,7 +134,11 @@ func commandWrites(ctx context.Context) snapshot.Written {
 	if !ok {
 		return snapshot.Written{Why: "the call was not watched"}
 	}
-	return snapshot.Written{Watched: w.Watched, Why: w.Why, Paths: w.Paths, Trees: w.Trees}
+	paths := append(slices.Clone(w.Made), w.Removed...)
+	for p := range w.Opened {
+		paths = append(paths, p)
+	}
+	return snapshot.Written{Watched: w.Watched, Why: w.Why, Paths: paths, Trees: w.Trees}
 }
 
 // overBudget says how many of a command's changes were recorded without

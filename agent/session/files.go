@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"retrace/agent"
 	"retrace/agent/llm"
@@ -134,11 +133,7 @@ func commandWrites(ctx context.Context) snapshot.Written {
 	if !ok {
 		return snapshot.Written{Why: "the call was not watched"}
 	}
-	paths := append(slices.Clone(w.Made), w.Removed...)
-	for p := range w.Opened {
-		paths = append(paths, p)
-	}
-	return snapshot.Written{Watched: w.Watched, Why: w.Why, Paths: paths, Trees: w.Trees}
+	return snapshot.Written{Watched: w.Watched, Why: w.Why, Made: w.Made, Removed: w.Removed, Trees: w.Trees, Opened: w.Opened}
 }
 
 // overBudget says how many of a command's changes were recorded without

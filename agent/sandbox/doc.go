@@ -75,10 +75,10 @@
 // at the path after is taken for its own.
 //
 // What the watch does not see is the writes themselves: stopping at
-// every write(2) would slow every build to a crawl. So a file the command
-// opened for writing and the user edited in place meanwhile (the same
-// file, not another renamed over it) cannot be told from one the command
-// wrote: the change counts as the command's.
+// every write(2) would slow every build to a crawl. So in a file the
+// command opened for writing, an edit the user writes in place while it
+// runs (the same file, not another renamed over it) cannot be told from
+// the command's writes: the change counts as the command's.
 //
 // # Process groups
 //

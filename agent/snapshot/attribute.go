@@ -40,10 +40,11 @@ type Written struct {
 // was put there by someone else: the user's editor saving by rename. So
 // was a file gone that the command did not remove. And a file nothing
 // touched after the command first opened it was changed, if at all,
-// before: by someone else. What Attribute cannot tell is who wrote a file
-// the command opened after it did so: the user's edit in place, made
-// while the command held the file open for writing, counts as the
-// command's (the sandbox sees opens, not each write).
+// before: by someone else. What Attribute cannot tell is who changed the
+// same file after the command opened it: the sandbox sees opens, not
+// each write. The whole change then counts as the command's, and with it
+// any edit the user made in place (an editor saving in place, an append)
+// while the command ran; a rollback takes that back too.
 //
 // When nobody could watch the command, nothing tells the two apart, and
 // the side a doubt falls on is the user's: each change that leaves a file

@@ -75,7 +75,8 @@
 //     content (OverBudget tells them), and a rollback cannot put them back.
 //   - A file changed while a scan reads it is seen on the next scan.
 //   - The sandbox sees a command open a file for writing, not each
-//     write: what the user writes into a file the command has open for
-//     writing (an edit saved in place, an append) counts as the
-//     command's change, and a rollback takes it back.
+//     write: when the same file changed after the command opened it, the
+//     whole change counts as the command's, edits the user made in place
+//     while it ran (an editor saving in place, an append) included, and
+//     a rollback takes them back.
 package snapshot

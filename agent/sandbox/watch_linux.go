@@ -152,10 +152,15 @@ type change struct {
 // its path.
 const fileBytes = 160
 
-// note keeps c (w.mu held) when its path is in the workspace.
+// inside reports whether p is in the workspace.
+func (w *watcher) inside(p string) bool {
+	return p == w.root || strings.HasPrefix(p, w.root+"/")
+}
+
+// note keeps c (w.mu held).
 func (w *watcher) note(c change) {
 	p := c.path
-	if p != w.root && !strings.HasPrefix(p, w.root+"/") || w.lost != "" || w.noted(c) {
+	if w.lost != "" || w.noted(c) {
 		return
 	}
 	w.size += len(p)
@@ -199,7 +204,7 @@ func (w *watcher) noted(c change) bool {
 
 // named resolves the paths a call names, as absolute paths with their
 // parent directories' symlinks resolved, and says what the call does at
-// each. A path that cannot be read (the caller died, or its memory could
+// each one in the workspace. A path that cannot be read (the caller died, or its memory could
 // not be read) is left out: then the change is not the command's, which
 // is the side a doubt must fall on.
 func (w *watcher) named(req *seccompNotif) []change {
@@ -231,11 +236,15 @@ func (w *watcher) named(req *seccompNotif) []change {
 		if err != nil {
 			continue
 		}
-		if c, ok := changeAt(t.act, flags, p, fd); ok {
-			out = append(out, c)
+		// Only a path in the workspace is stat'ed: most writes outside
+		// it are to /dev/null.
+		if w.inside(p) {
+			if c, ok := changeAt(t.act, flags, p, fd); ok {
+				out = append(out, c)
+			}
 		}
 		if t.follow {
-			if real, ok := symlinkTarget(p); ok {
+			if real, ok := symlinkTarget(p); ok && w.inside(real) {
 				if c, ok := changeAt(t.act, flags, real, ""); ok {
 					out = append(out, c)
 				}

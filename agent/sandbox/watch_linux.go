@@ -265,10 +265,12 @@ func (w *watcher) named(req *seccompNotif) []change {
 // file p is. A write is told by the file it finds there, stat'ed now,
 // before the call runs: a file at p when the command has ended that is
 // none it wrote, and that it did not make, was put there by someone else.
-// When nothing is there the call creates the file (an open with O_CREAT)
-// or fails and changes nothing. When the file system cannot say which
-// file is there, whatever is there after counts as the command's, as
-// after a creation.
+// (A file someone renames there between the stat and the call is written
+// by the command but taken for theirs: the side a doubt falls on.) When
+// nothing is there the call creates the file (an open with O_CREAT) or
+// fails and changes nothing. When the file system cannot say which file
+// is there, whatever is there after counts as the command's, as after a
+// creation.
 func changeAt(a act, flags uint64, p, fd string) (change, bool) {
 	if a != actWrite && a != actOpen {
 		return change{path: p, act: a}, true

@@ -90,3 +90,47 @@ func TestRollbackRestoresFiles(t *testing.T) {
 		t.Fatalf("--force with --keep-files: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// The attack on the watch, from the command line: a command opens h.txt
+// for writing and never writes it, and the user meanwhile saves h.txt the
+// way editors do, a temporary file renamed over it. The save is the
+// user's, not the command's: `retrace rollback` (no --force) leaves it as
+// the user wrote it, and `retrace show` does not list it among the
+// command's changes.
+func TestRollbackKeepsAFileReplacedWhileACommandRan(t *testing.T) {
+	e := newRunEnv(t)
+	h := filepath.Join(e.ws, "h.txt")
+	if err := os.WriteFile(h, []byte("the user's first text\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hold := `{"command":"exec 4<>h.txt; touch started; while [ ! -e go ]; do sleep 0.05; done; echo finished > cmd.txt"}`
+	e.srv.Enqueue(llmserver.ToolCallReply([]llmserver.Call{{ID: "call_hold", Name: "run_command", Args: hold}}),
+		llmserver.TextReply("Done."))
+	ran := make(chan result, 1)
+	go func() { ran <- e.run(t, "", "--api-key", secret, "--yes", "hold h.txt open") }()
+	until(t, "the command to start", func() bool { _, err := os.Stat(filepath.Join(e.ws, "started")); return err == nil })
+	tmp := filepath.Join(e.ws, ".h.txt.swp")
+	if err := os.WriteFile(tmp, []byte("saved by the user while the command ran\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, h); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.ws, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-ran; r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	id := sessionID(t, e.db)
+	if show := retrace(t, "show", id, "--db", e.db).ok(t); strings.Contains(show.stdout, "changed h.txt") || !strings.Contains(show.stdout, "created cmd.txt") {
+		t.Errorf("show lists the user's save as the command's, or misses the command's own file:\n%s", show.stdout)
+	}
+	r := retrace(t, "rollback", id, "1", "--db", e.db)
+	if got := read(t, h); got != "saved by the user while the command ran\n" {
+		t.Fatalf("after rollback (exit %d) h.txt holds %q\n%s%s", r.code, got, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "cmd.txt")); r.code != exitOK || !os.IsNotExist(err) {
+		t.Fatalf("rollback: exit %d, cmd.txt: %v\n%s", r.code, err, r.stderr)
+	}
+}

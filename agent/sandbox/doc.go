@@ -45,13 +45,21 @@
 // reads the flags, so reads never wait), renames, removals, links,
 // mkdir, mknod, truncate, chmod and utimes. The launcher reads the path
 // from the caller's memory, resolves it against the caller's working
-// directory or directory fd, notes it when it is in the workspace, and
-// lets the call run. io_uring and the x32 ABI fail with ENOSYS. When sh
-// ends the launcher reports the paths on the status pipe, and refuses
-// any call that comes later; Process.Writes gives them. Landlock gives
-// each of the launcher's threads a domain of its own, and only the
-// forking thread's reaches the command, so that thread serves the
-// listener and kills the group.
+// directory or directory fd, notes it when it is in the workspace with
+// what the call does there, and lets the call run. A call that makes,
+// removes or renames what is at a path is noted as such; one that writes
+// a file already there (an open for writing, truncate, chmod, utimes) is
+// noted with that file, as a stat of it says just before the call runs
+// (see package fileid): a file at the path when the command has ended
+// that is none of those it wrote, at a path it did not make or rename,
+// was put there by someone else, the user saving it by rename. An open
+// that finds nothing there makes the file when it may create it, and
+// changes nothing when it may not. io_uring and the x32 ABI fail with
+// ENOSYS. When sh ends the launcher reports the paths on the status
+// pipe, and refuses any call that comes later; Process.Writes gives
+// them. Landlock gives each of the launcher's threads a domain of its
+// own, and only the forking thread's reaches the command, so that thread
+// serves the listener and kills the group.
 //
 // A command can dodge the watch only towards "someone else changed it":
 // a path it rewrites in its memory after the launcher read it, a write
@@ -61,8 +69,16 @@
 // seccomp refused, more than 64 MiB of paths), Writes says so. A
 // command that installs a seccomp listener of its own (some container
 // runtimes do) is refused one: the kernel allows one per chain. A path
-// the command only tried to write, and could not, still counts as
-// written.
+// the command only tried to make or remove, and could not, still counts.
+// Where the file system cannot say which file a path holds (overlayfs),
+// a file the command writes in place counts as one it made: whatever is
+// at the path after is taken for its own.
+//
+// What the watch does not see is the writes themselves: stopping at
+// every write(2) would slow every build to a crawl. So in a file the
+// command opened for writing, an edit the user writes in place while it
+// runs (the same file, not another renamed over it) cannot be told from
+// the command's writes: the change counts as the command's.
 //
 // # Process groups
 //

@@ -21,13 +21,32 @@ type trap struct {
 	how int
 	// paths are where the call's paths are.
 	paths []pathArg
-	// tree: everything under the paths counts as written (a rename
-	// moves a whole directory).
-	tree bool
+	// act is what the call does at its paths.
+	act act
 	// follow: the call acts on a symlink's target, so the target is
 	// noted too.
 	follow bool
 }
+
+// act is what a call does at the paths it names.
+type act uint8
+
+const (
+	// actWrite changes the file there in place: truncates it, or
+	// changes its mode or times.
+	actWrite act = iota
+	// actOpen opens the file there for writing, or creates one when
+	// nothing is there and the open's flags hold O_CREAT. The flags are
+	// in the argument flags, or open_how at how; creat, which has
+	// neither, always creates.
+	actOpen
+	// actMake puts a new directory, link, symlink or device there.
+	actMake
+	// actRemove removes what is there.
+	actRemove
+	// actRename moves what is there, and everything under it.
+	actRename
+)
 
 // pathArg says where one path of a call is: dir is the argument holding
 // the directory fd it is relative to (noArg: the working directory), and

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"retrace/agent/fileid"
 )
 
 // Command is one shell command to run.
@@ -60,11 +62,19 @@ type Writes struct {
 	// can be told of who changed what.
 	Watched bool
 	Why     string
-	// Paths are the absolute paths under the workspace its processes
-	// opened for writing, created, removed, linked, truncated or changed
-	// the mode or times of; Trees those they renamed (either name), under
-	// which everything counts as written.
-	Paths, Trees []string
+	// Made are the absolute paths under the workspace where its
+	// processes created something (a file, directory, link or device),
+	// Removed those where they removed what was there, and Trees those
+	// they renamed (either name), under which everything counts as
+	// written.
+	Made, Removed, Trees []string
+	// Opened are the paths where they wrote a file that was there
+	// already (opened it for writing, truncated it, changed its mode or
+	// times), with each file they found there as it was just before
+	// their first call on it. A file at such a path when the command has
+	// ended that is none of these, at a path they did not make or
+	// rename, was put there by someone else.
+	Opened map[string][]fileid.File
 }
 
 // Process is a started command. The command (sh) leads a process group

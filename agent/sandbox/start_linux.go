@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"retrace/agent/fileid"
 )
 
 // The launcher is retrace itself, run again as /proc/self/exe with
@@ -83,9 +85,9 @@ func (p *Process) begin() (int, error) {
 	return 0, fmt.Errorf("%w: the launcher said %q", ErrNotConfined, kind+" "+value)
 }
 
-// collect reads the rest of what the launcher says: the paths the
-// command wrote, then how it ended. A report cut short (a launcher
-// killed) leaves the writes unwatched.
+// collect reads the rest of what the launcher says: what the command
+// wrote, then how it ended. A report cut short (a launcher killed), or
+// with a line it cannot read, leaves the writes unwatched.
 func (p *Process) collect() {
 	p.writes = Writes{Why: "the launcher ended before it said what the command wrote"}
 	var w Writes
@@ -94,17 +96,30 @@ func (p *Process) collect() {
 		switch kind {
 		case "":
 			return
-		case "wrote", "tree":
+		case "made", "removed", "tree":
 			path, err := strconv.Unquote(value)
 			if err != nil {
 				w.Why = fmt.Sprintf("the launcher said %q", kind+" "+value)
 				continue
 			}
-			if kind == "wrote" {
-				w.Paths = append(w.Paths, path)
-			} else {
+			switch kind {
+			case "made":
+				w.Made = append(w.Made, path)
+			case "removed":
+				w.Removed = append(w.Removed, path)
+			default:
 				w.Trees = append(w.Trees, path)
 			}
+		case "opened":
+			path, f, err := parseOpened(value)
+			if err != nil {
+				w.Why = fmt.Sprintf("the launcher said %q", kind+" "+value)
+				continue
+			}
+			if w.Opened == nil {
+				w.Opened = map[string][]fileid.File{}
+			}
+			w.Opened[path] = append(w.Opened[path], f)
 		case "watched":
 			if w.Why == "" {
 				w.Watched = true
@@ -112,10 +127,32 @@ func (p *Process) collect() {
 			p.writes = w
 		case "unwatched":
 			p.writes = Writes{Why: value}
-		default:
+		case "exit", "signal":
 			p.end = [2]string{kind, value}
+		default:
+			w.Why = fmt.Sprintf("the launcher said %q", kind+" "+value)
 		}
 	}
+}
+
+// parseOpened reads the value of an "opened" line: a quoted path, then
+// the file's device, inode, birth, size, mode, mtime and ctime.
+func parseOpened(value string) (string, fileid.File, error) {
+	var f fileid.File
+	q, err := strconv.QuotedPrefix(value)
+	if err != nil {
+		return "", f, err
+	}
+	path, err := strconv.Unquote(q)
+	if err != nil {
+		return "", f, err
+	}
+	var rest string
+	n, _ := fmt.Sscan(value[len(q):], &f.Dev, &f.Ino, &f.Birth, &f.Size, &f.Mode, &f.Mtime, &f.Ctime, &rest)
+	if n != 7 {
+		return "", f, fmt.Errorf("%d numbers after the path, want 7", n)
+	}
+	return path, f, nil
 }
 
 // result is how sh ended, as the launcher said last. A launcher that

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +16,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"retrace/agent/fileid"
 )
 
 // Struct seccomp_notif and seccomp_notif_resp, as the kernel lays them
@@ -46,17 +49,21 @@ const (
 
 // watcher is the launcher's side of the watch: it serves the filter's
 // notifications, notes each path under the workspace that a call of the
-// command's names, and lets the call run.
+// command's names, and what the call does there, and lets the call run.
 type watcher struct {
 	fd   int
 	root string // the workspace, symlinks resolved
 
-	mu     sync.Mutex
-	closed bool
-	paths  map[string]bool // written
-	trees  map[string]bool // renamed: everything under them written
-	size   int             // bytes of path kept
-	lost   string          // why the record is incomplete, if it is
+	mu      sync.Mutex
+	closed  bool
+	made    map[string]bool // created, linked: what is there after is the command's
+	removed map[string]bool
+	trees   map[string]bool // renamed: everything under them written
+	// opened holds, per path, the files already there that the command
+	// wrote in place, as they were before its first call on each.
+	opened map[string][]fileid.File
+	size   int    // bytes of the record, about as it is reported
+	lost   string // why the record is incomplete, if it is
 }
 
 func newWatcher(fd int, root string) *watcher {
@@ -68,7 +75,8 @@ func newWatcher(fd int, root string) *watcher {
 	if real, err := filepath.EvalSymlinks(root); err == nil {
 		root = real
 	}
-	return &watcher{fd: fd, root: root, paths: map[string]bool{}, trees: map[string]bool{}}
+	return &watcher{fd: fd, root: root, made: map[string]bool{}, removed: map[string]bool{},
+		trees: map[string]bool{}, opened: map[string][]fileid.File{}}
 }
 
 // serve answers the notifications until the listener fails, and calls
@@ -116,13 +124,13 @@ func (w *watcher) receive() bool {
 // hold every write that happened.
 func (w *watcher) answer(req *seccompNotif) {
 	resp := seccompResp{ID: req.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
-	found, tree := w.named(req)
+	found := w.named(req)
 	w.mu.Lock()
 	if w.closed {
 		resp.Flags, resp.Error = 0, -int32(unix.EPERM)
 	} else {
-		for _, p := range found {
-			w.note(p, tree)
+		for _, c := range found {
+			w.note(c)
 		}
 	}
 	// The lock is held until the call may run, so that report, which
@@ -131,55 +139,115 @@ func (w *watcher) answer(req *seccompNotif) {
 	w.mu.Unlock()
 }
 
-// note keeps p (w.mu held) when it is in the workspace.
-func (w *watcher) note(p string, tree bool) {
-	if p != w.root && !strings.HasPrefix(p, w.root+"/") {
+// change is what a call is about to do at one path: make, remove or
+// rename what is there (act), or write the file that is there (actWrite,
+// with file as it is before the call).
+type change struct {
+	path string
+	act  act
+	file fileid.File
+}
+
+// fileBytes is about what one file of opened takes in the report, past
+// its path.
+const fileBytes = 160
+
+// inside reports whether p is in the workspace.
+func (w *watcher) inside(p string) bool {
+	return p == w.root || strings.HasPrefix(p, w.root+"/")
+}
+
+// note keeps c (w.mu held).
+func (w *watcher) note(c change) {
+	p := c.path
+	if w.lost != "" || w.noted(c) {
 		return
 	}
-	set := w.paths
-	if tree {
-		set = w.trees
+	w.size += len(p)
+	if c.act == actWrite {
+		w.size += fileBytes
 	}
-	if set[p] || w.lost != "" {
-		return
-	}
-	if w.size += len(p); w.size > maxWrittenBytes {
+	if w.size > maxWrittenBytes {
 		w.lost = "the command wrote more paths than retrace keeps track of"
-		w.paths, w.trees = nil, nil
+		w.made, w.removed, w.trees, w.opened = nil, nil, nil, nil
 		return
 	}
-	set[p] = true
+	switch c.act {
+	case actMake:
+		w.made[p] = true
+	case actRemove:
+		w.removed[p] = true
+	case actRename:
+		w.trees[p] = true
+	default:
+		w.opened[p] = append(w.opened[p], c.file)
+	}
+}
+
+// noted reports whether the record holds c already (w.mu held).
+func (w *watcher) noted(c change) bool {
+	switch c.act {
+	case actMake:
+		return w.made[c.path]
+	case actRemove:
+		return w.removed[c.path]
+	case actRename:
+		return w.trees[c.path]
+	}
+	for _, f := range w.opened[c.path] {
+		if f.Same(c.file) {
+			return true
+		}
+	}
+	return false
 }
 
 // named resolves the paths a call names, as absolute paths with their
-// parent directories' symlinks resolved; tree says everything under them
-// is written. A path that cannot be read (the caller died, or its memory
-// could not be read) is left out: then the change is not the command's,
-// which is the side a doubt must fall on.
-func (w *watcher) named(req *seccompNotif) (out []string, tree bool) {
+// parent directories' symlinks resolved, and says what the call does at
+// each one in the workspace. A path that cannot be read (the caller died, or its memory could
+// not be read) is left out: then the change is not the command's, which
+// is the side a doubt must fall on.
+func (w *watcher) named(req *seccompNotif) []change {
 	t, ok := trapOf(req.Nr)
 	if !ok {
-		return nil, false
+		return nil
 	}
 	pid := int(req.Pid)
-	if t.how != 0 {
-		var flags [8]byte
-		if readMem(pid, req.Args[t.how], flags[:]) != nil {
-			return nil, false
+	var flags uint64
+	switch {
+	case t.how != 0:
+		var how [8]byte
+		if readMem(pid, req.Args[t.how], how[:]) != nil {
+			return nil
 		}
-		if binary.NativeEndian.Uint64(flags[:])&writeFlags == 0 {
-			return nil, false
+		if flags = binary.NativeEndian.Uint64(how[:]); flags&writeFlags == 0 {
+			return nil
 		}
+	case t.flags != noArg:
+		flags = req.Args[t.flags]
+	default:
+		// Only the opens read them; of those, creat has none and
+		// always creates.
+		flags = unix.O_CREAT
 	}
+	var out []change
 	for _, a := range t.paths {
-		p, err := w.resolve(pid, req, a)
+		p, fd, err := w.resolve(pid, req, a)
 		if err != nil {
 			continue
 		}
-		out = append(out, p)
+		// Only a path in the workspace is stat'ed: most writes outside
+		// it are to /dev/null.
+		if w.inside(p) {
+			if c, ok := changeAt(t.act, flags, p, fd); ok {
+				out = append(out, c)
+			}
+		}
 		if t.follow {
-			if real, ok := symlinkTarget(p); ok {
-				out = append(out, real)
+			if real, ok := symlinkTarget(p); ok && w.inside(real) {
+				if c, ok := changeAt(t.act, flags, real, ""); ok {
+					out = append(out, c)
+				}
 			}
 		}
 	}
@@ -187,9 +255,40 @@ func (w *watcher) named(req *seccompNotif) (out []string, tree bool) {
 	// died and its pid was reused: the notification's id says.
 	id := req.ID
 	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(w.fd), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&id))); errno != 0 {
-		return nil, false
+		return nil
 	}
-	return out, t.tree
+	return out
+}
+
+// changeAt says what a call that does a, with open flags flags, is about
+// to do at p; fd, when set, is the /proc link of the descriptor whose own
+// file p is. A write is told by the file it finds there, stat'ed now,
+// before the call runs: a file at p when the command has ended that is
+// none it wrote, and that it did not make, was put there by someone else.
+// (A file someone renames there between the stat and the call is written
+// by the command but taken for theirs: the side a doubt falls on.) When
+// nothing is there the call creates the file (an open with O_CREAT) or
+// fails and changes nothing. When the file system cannot say which file
+// is there, whatever is there after counts as the command's, as after a
+// creation.
+func changeAt(a act, flags uint64, p, fd string) (change, bool) {
+	if a != actWrite && a != actOpen {
+		return change{path: p, act: a}, true
+	}
+	var f fileid.File
+	var err error
+	if fd != "" {
+		f, err = fileid.Stat(fd)
+	} else {
+		f, err = fileid.Lstat(p)
+	}
+	switch {
+	case err == nil:
+		return change{path: p, act: actWrite, file: f}, true
+	case errors.Is(err, fs.ErrNotExist) && (a != actOpen || flags&unix.O_CREAT == 0):
+		return change{}, false
+	}
+	return change{path: p, act: actMake}, true
 }
 
 func trapOf(nr int32) (trap, bool) {
@@ -202,18 +301,17 @@ func trapOf(nr int32) (trap, bool) {
 }
 
 // resolve makes one path of a call absolute: relative to the directory fd
-// it names, or the caller's working directory; an empty or absent path is
-// the fd's own file.
-func (w *watcher) resolve(pid int, req *seccompNotif, a pathArg) (string, error) {
+// it names, or the caller's working directory. An empty or absent path is
+// the fd's own file, and then fd is the /proc link to stat it through.
+func (w *watcher) resolve(pid int, req *seccompNotif, a pathArg) (p, fd string, err error) {
 	var name string
 	if a.path != noArg && req.Args[a.path] != 0 {
-		var err error
 		if name, err = readString(pid, req.Args[a.path]); err != nil {
-			return "", err
+			return "", "", err
 		}
 	}
 	if filepath.IsAbs(name) {
-		return resolveParent(filepath.Clean(name)), nil
+		return resolveParent(filepath.Clean(name)), "", nil
 	}
 	// The kernel resolves the directory a /proc link names: a name
 	// without a slash needs nothing more, and that is most of them.
@@ -224,15 +322,15 @@ func (w *watcher) resolve(pid int, req *seccompNotif, a pathArg) (string, error)
 	}
 	dir, err := os.Readlink(base)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	switch {
 	case name == "":
-		return filepath.Clean(dir), nil
+		return filepath.Clean(dir), base, nil
 	case !strings.Contains(name, "/") && name != "." && name != "..":
-		return filepath.Join(dir, name), nil
+		return filepath.Join(dir, name), "", nil
 	}
-	return resolveParent(filepath.Join(dir, name)), nil
+	return resolveParent(filepath.Join(dir, name)), "", nil
 }
 
 // resolveParent resolves the symlinks of p's directory, which exists when
@@ -303,8 +401,10 @@ func readMem(pid int, addr uint64, buf []byte) error {
 }
 
 // report closes the record (a call that comes later is refused) and
-// writes it on the status pipe: a "wrote" or "tree" line per path, quoted,
-// then "watched", or "unwatched" and why.
+// writes it on the status pipe: a "made", "removed" or "tree" line per
+// path, quoted; an "opened" line per file written in place, its path
+// then what it was like before (device, inode, birth, size, mode, mtime,
+// ctime); then "watched", or "unwatched" and why.
 func (w *watcher) report(status io.Writer) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -314,11 +414,15 @@ func (w *watcher) report(status io.Writer) {
 		return
 	}
 	out := bufio.NewWriter(status)
-	for p := range w.paths {
-		fmt.Fprintf(out, "wrote %s\n", strconv.Quote(p))
+	for kind, set := range map[string]map[string]bool{"made": w.made, "removed": w.removed, "tree": w.trees} {
+		for p := range set {
+			fmt.Fprintf(out, "%s %s\n", kind, strconv.Quote(p))
+		}
 	}
-	for p := range w.trees {
-		fmt.Fprintf(out, "tree %s\n", strconv.Quote(p))
+	for p, files := range w.opened {
+		for _, f := range files {
+			fmt.Fprintf(out, "opened %s %d %d %d %d %d %d %d\n", strconv.Quote(p), f.Dev, f.Ino, f.Birth, f.Size, f.Mode, f.Mtime, f.Ctime)
+		}
 	}
 	fmt.Fprintln(out, "watched")
 	_ = out.Flush()

@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"syscall"
@@ -12,6 +14,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"retrace/agent/fileid"
 )
 
 // startIn starts shell in dir under mode, with its output thrown away.
@@ -71,15 +75,21 @@ func release(t *testing.T, p *Process, fifo string) {
 }
 
 // The launcher sees every path the command's processes write, in every
-// mode, and none that someone else writes while it runs: here the test
-// itself, writing mine.txt while the command waits on a FIFO.
+// mode, and what they do there, and none that someone else writes while
+// it runs: here the test itself, writing mine.txt while the command waits
+// on a FIFO. A file already there that the command writes in place is
+// reported as the file it was before: which one, and what it was like.
 func TestWritesAreTheCommandsOwn(t *testing.T) {
 	for _, mode := range []Mode{Workspace, Off} {
 		ws := realDir(t)
-		for _, f := range []string{"old.txt", "gone.txt", "mode.txt", "mine.txt", "read.txt"} {
+		for _, f := range []string{"old.txt", "gone.txt", "mode.txt", "mine.txt", "read.txt", "log.txt"} {
 			if err := os.WriteFile(filepath.Join(ws, f), []byte(f), 0o644); err != nil {
 				t.Fatal(err)
 			}
+		}
+		before := map[string]fileid.File{}
+		for _, f := range []string{"mode.txt", "log.txt"} {
+			before[filepath.Join(ws, f)] = identify(t, filepath.Join(ws, f))
 		}
 		sync := filepath.Join(ws, "sync")
 		if err := syscall.Mkfifo(sync, 0o600); err != nil {
@@ -87,10 +97,12 @@ func TestWritesAreTheCommandsOwn(t *testing.T) {
 		}
 		// The command waits for the test at the FIFO (its read-only open
 		// of it is no write), then writes, renames, removes, creates a
-		// directory and a file in it, changes a mode, and reads one.
+		// directory and a file in it, changes a mode, reads one, appends
+		// to one, and truncates one that is not there (without creating it).
 		p := startIn(t, mode, ws, `cat `+sync+` >/dev/null
 echo new > new.txt && mv old.txt moved.txt && rm gone.txt && mkdir -p sub/deep &&
-echo x > sub/deep/f && chmod 600 mode.txt && cat read.txt >/dev/null && (cd sub && echo y >> rel.txt)`)
+echo x > sub/deep/f && chmod 600 mode.txt && cat read.txt >/dev/null && (cd sub && echo y >> rel.txt) &&
+echo more >> log.txt && truncate -c -s 0 none.txt`)
 		if err := os.WriteFile(filepath.Join(ws, "mine.txt"), []byte("saved by the user"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -110,15 +122,102 @@ echo x > sub/deep/f && chmod 600 mode.txt && cat read.txt >/dev/null && (cd sub 
 			slices.Sort(out)
 			return out
 		}
-		slices.Sort(w.Paths)
-		slices.Sort(w.Trees)
-		if want := abs("gone.txt", "mode.txt", "new.txt", "sub", "sub/deep", "sub/deep/f", "sub/rel.txt"); !slices.Equal(w.Paths, want) {
-			t.Errorf("%v: wrote %q\nwant %q", mode, w.Paths, want)
+		for _, set := range []struct {
+			what      string
+			got, want []string
+		}{
+			{"made", w.Made, abs("new.txt", "sub", "sub/deep", "sub/deep/f", "sub/rel.txt")},
+			{"removed", w.Removed, abs("gone.txt")},
+			{"renamed", w.Trees, abs("moved.txt", "old.txt")},
+		} {
+			if slices.Sort(set.got); !slices.Equal(set.got, set.want) {
+				t.Errorf("%v: %s %q\nwant %q", mode, set.what, set.got, set.want)
+			}
 		}
-		if want := abs("moved.txt", "old.txt"); !slices.Equal(w.Trees, want) {
-			t.Errorf("%v: renamed %q, want %q", mode, w.Trees, want)
+		if len(w.Opened) != len(before) {
+			t.Errorf("%v: opened %v, want %v", mode, w.Opened, before)
+		}
+		for p, f := range before {
+			if got := w.Opened[p]; len(got) != 1 || !f.Unchanged(got[0]) {
+				t.Errorf("%v: opened %s as %+v, want %+v", mode, p, got, f)
+			}
 		}
 	}
+}
+
+// The attack on the watch: a command opens f.txt and h.txt for writing
+// and writes neither, and meanwhile the user appends to f.txt and saves
+// h.txt as editors do, a temporary file renamed over it. The launcher
+// reports the files the command opened as they were: h.txt's is not the
+// file there now, which tells the user's save from the command's write;
+// f.txt's is, and nothing can tell whose its new line is. A file the
+// command itself renames over a path it opened is its own: the rename
+// says so.
+func TestWritesTellAFileReplacedMeanwhile(t *testing.T) {
+	ws := realDir(t)
+	for _, f := range []string{"f.txt", "h.txt", "own.txt"} {
+		if err := os.WriteFile(filepath.Join(ws, f), []byte(f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, h := filepath.Join(ws, "f.txt"), filepath.Join(ws, "h.txt")
+	fBefore, hBefore := identify(t, f), identify(t, h)
+	opened, sync := filepath.Join(ws, "opened"), filepath.Join(ws, "sync")
+	for _, fifo := range []string{opened, sync} {
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := startIn(t, Workspace, ws, `exec 3>>f.txt 4<>h.txt 5<>own.txt; cat opened >/dev/null; cat sync >/dev/null
+echo mine > own.tmp && mv own.tmp own.txt`)
+	// Once the command reads the first FIFO it has opened the files.
+	release(t, p, opened)
+	tmp := filepath.Join(ws, ".h.txt.swp")
+	if err := os.WriteFile(tmp, []byte("saved by the user\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, h); err != nil {
+		t.Fatal(err)
+	}
+	a, err := os.OpenFile(f, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.WriteString("added by the user\n"); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	release(t, p, sync)
+	if e := p.Exit(); e != (Exit{}) {
+		t.Fatalf("the command ended %+v", e)
+	}
+	w := p.Writes()
+	if !w.Watched {
+		t.Fatalf("not watched: %s", w.Why)
+	}
+	if got := w.Opened[h]; len(got) != 1 || !hBefore.Unchanged(got[0]) || got[0].Same(identify(t, h)) {
+		t.Errorf("h.txt opened as %+v; want the file before the user's save, %+v, not the one there now", got, hBefore)
+	}
+	if got := w.Opened[f]; len(got) != 1 || !fBefore.Unchanged(got[0]) || !got[0].Same(identify(t, f)) {
+		t.Errorf("f.txt opened as %+v; want %+v, the file there now", got, fBefore)
+	}
+	own := filepath.Join(ws, "own.txt")
+	if !slices.Contains(w.Trees, own) || len(w.Opened[own]) != 1 {
+		t.Errorf("own.txt: renamed %q, opened %+v; want both", w.Trees, w.Opened[own])
+	}
+}
+
+// identify is which file is at path now.
+func identify(t *testing.T, path string) fileid.File {
+	t.Helper()
+	f, err := fileid.Lstat(path)
+	if errors.Is(err, fileid.ErrNoIdentity) {
+		t.Skipf("the temp dir's file system: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // uringEnv, set, makes the test binary try io_uring_setup and print the
@@ -179,30 +278,35 @@ func TestWritesAreNamedByRealPaths(t *testing.T) {
 		t.Fatalf("the command ended %+v", e)
 	}
 	w := p.Writes()
-	slices.Sort(w.Paths)
+	slices.Sort(w.Made)
 	want := []string{filepath.Join(real, "abs.txt"), filepath.Join(real, "dir", "b.txt"), filepath.Join(real, "rel.txt")}
-	if !w.Watched || !slices.Equal(w.Paths, want) {
-		t.Fatalf("wrote %q (watched %v %s), want %q", w.Paths, w.Watched, w.Why, want)
+	if !w.Watched || !slices.Equal(w.Made, want) {
+		t.Fatalf("made %q (watched %v %s), want %q", w.Made, w.Watched, w.Why, want)
 	}
 }
 
 // The launcher's report reads back as the writes it lists, only when it
-// ends with "watched"; one cut short or saying "unwatched" says why.
+// ends with "watched"; one cut short, saying "unwatched", or with a line
+// it cannot read says why.
 func TestCollectReadsTheReport(t *testing.T) {
+	h := fileid.File{Dev: 2049, Ino: 77, Birth: 1700000000123456789, Size: 12, Mode: 0o100644, Mtime: 1700000001000000000, Ctime: 1700000002000000000}
 	for _, tc := range []struct {
 		said string
 		want Writes
 	}{
-		{"wrote \"/ws/a\"\ntree \"/ws/d\\nir\"\nwatched\nexit 0\n", Writes{Watched: true, Paths: []string{"/ws/a"}, Trees: []string{"/ws/d\nir"}}},
+		{"made \"/ws/a\"\nremoved \"/ws/b\"\ntree \"/ws/d\\nir\"\nopened \"/ws/h 1\" 2049 77 1700000000123456789 12 33188 1700000001000000000 1700000002000000000\nwatched\nexit 0\n",
+			Writes{Watched: true, Made: []string{"/ws/a"}, Removed: []string{"/ws/b"}, Trees: []string{"/ws/d\nir"}, Opened: map[string][]fileid.File{"/ws/h 1": {h}}}},
 		{"watched\nexit 1\n", Writes{Watched: true}},
 		{"unwatched seccomp: operation not permitted\nexit 0\n", Writes{Why: "seccomp: operation not permitted"}},
-		{"wrote \"/ws/a\"\n", Writes{Why: "the launcher ended before it said what the command wrote"}},
-		{"wrote /ws/unquoted\nwatched\nexit 0\n", Writes{Why: `the launcher said "wrote /ws/unquoted"`, Paths: nil}},
+		{"made \"/ws/a\"\n", Writes{Why: "the launcher ended before it said what the command wrote"}},
+		{"made /ws/unquoted\nwatched\nexit 0\n", Writes{Why: `the launcher said "made /ws/unquoted"`}},
+		{"opened \"/ws/h\" 2049 77\nwatched\nexit 0\n", Writes{Why: `the launcher said "opened \"/ws/h\" 2049 77"`}},
+		{"wrote \"/ws/a\"\nwatched\nexit 0\n", Writes{Why: `the launcher said "wrote \"/ws/a\""`}},
 	} {
 		p := said(t, tc.said)
 		p.collect()
-		if got := p.writes; got.Watched != tc.want.Watched || got.Why != tc.want.Why ||
-			!slices.Equal(got.Paths, tc.want.Paths) || !slices.Equal(got.Trees, tc.want.Trees) {
+		if got := p.writes; got.Watched != tc.want.Watched || got.Why != tc.want.Why || !slices.Equal(got.Made, tc.want.Made) ||
+			!slices.Equal(got.Removed, tc.want.Removed) || !slices.Equal(got.Trees, tc.want.Trees) || !reflect.DeepEqual(got.Opened, tc.want.Opened) {
 			t.Errorf("%q: %+v, want %+v", tc.said, got, tc.want)
 		}
 	}

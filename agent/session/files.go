@@ -133,7 +133,7 @@ func commandWrites(ctx context.Context) snapshot.Written {
 	if !ok {
 		return snapshot.Written{Why: "the call was not watched"}
 	}
-	return snapshot.Written{Watched: w.Watched, Why: w.Why, Paths: w.Paths, Trees: w.Trees}
+	return snapshot.Written{Watched: w.Watched, Why: w.Why, Made: w.Made, Removed: w.Removed, Trees: w.Trees, Opened: w.Opened}
 }
 
 // overBudget says how many of a command's changes were recorded without

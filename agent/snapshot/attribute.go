@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"retrace/agent/fileid"
 	"retrace/state"
 )
 
@@ -16,10 +17,13 @@ type Written struct {
 	// was seen; when it is false, Why says why not.
 	Watched bool
 	Why     string
-	// Paths are absolute paths the command's processes wrote, created,
-	// removed or changed the mode of; Trees are paths they renamed,
-	// under which everything counts as written.
-	Paths, Trees []string
+	// Made are absolute paths where the command's processes created
+	// something, Removed those where they removed what was there, Trees
+	// those they renamed, under which everything counts as written.
+	Made, Removed, Trees []string
+	// Opened are absolute paths where they wrote a file already there,
+	// with each such file as it was just before their first call on it.
+	Opened map[string][]fileid.File
 }
 
 // Attribute keeps, of the changes Changes found around a command, those
@@ -29,6 +33,18 @@ type Written struct {
 // them a conflict if the session knows the path). A directory the command
 // renamed covers everything under it, and a change to a path the command
 // wrote under (an ignored directory, listed as one) is the command's.
+//
+// At a path where the command only wrote a file that was there already,
+// the change is the command's when that file is still there and has
+// changed since the command's first call on it. Another file there now
+// was put there by someone else: the user's editor saving by rename. So
+// was a file gone that the command did not remove. And a file nothing
+// touched after the command first opened it was changed, if at all,
+// before: by someone else. What Attribute cannot tell is who changed the
+// same file after the command opened it: the sandbox sees opens, not
+// each write. The whole change then counts as the command's, and with it
+// any edit the user made in place (an editor saving in place, an append)
+// while the command ran; a rollback takes that back too.
 //
 // When nobody could watch the command, nothing tells the two apart, and
 // the side a doubt falls on is the user's: each change that leaves a file
@@ -41,7 +57,7 @@ func (w *Watcher) Attribute(changes []state.FileChange, blobs []state.Blob, by W
 	if by.Watched {
 		ours := w.writtenSet(by)
 		for _, c := range changes {
-			if ours.has(c.Path) {
+			if ours.has(c) {
 				out = append(out, c)
 			}
 		}
@@ -66,37 +82,80 @@ func unwatchedReason(why string) string {
 
 // written is a command's writes as workspace paths.
 type written struct {
-	paths, trees map[string]bool
-	// above holds every directory above a written or renamed path.
+	made, removed, trees map[string]bool
+	opened               map[string][]fileid.File
+	// above holds every directory above a path the command wrote.
 	above map[string]bool
+	dir   string // the workspace, to look at a file it wrote in place
 }
 
 func (w *Watcher) writtenSet(by Written) written {
-	s := written{paths: map[string]bool{}, trees: map[string]bool{}, above: map[string]bool{}}
-	add := func(set map[string]bool, abs string) {
+	s := written{made: map[string]bool{}, removed: map[string]bool{}, trees: map[string]bool{},
+		opened: map[string][]fileid.File{}, above: map[string]bool{}, dir: w.dir}
+	// inside makes abs a workspace path, and notes the directories above
+	// it; ok is false when it is not in the workspace.
+	inside := func(abs string) (p string, ok bool) {
 		rel, err := filepath.Rel(w.dir, abs)
 		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-			return
+			return "", false
 		}
 		rel = filepath.ToSlash(rel)
-		set[rel] = true
 		for dir := path.Dir(rel); dir != "." && !s.above[dir]; dir = path.Dir(dir) {
 			s.above[dir] = true
 		}
+		return rel, true
 	}
-	for _, p := range by.Paths {
-		add(s.paths, p)
+	add := func(set map[string]bool, paths []string) {
+		for _, p := range paths {
+			if r, ok := inside(p); ok {
+				set[r] = true
+			}
+		}
 	}
-	for _, p := range by.Trees {
-		add(s.trees, p)
+	add(s.made, by.Made)
+	add(s.removed, by.Removed)
+	add(s.trees, by.Trees)
+	for p, files := range by.Opened {
+		if r, ok := inside(p); ok {
+			s.opened[r] = append(s.opened[r], files...)
+		}
 	}
 	return s
 }
 
-// has reports whether the command wrote p, under p, or renamed p or a
-// directory above it.
-func (s written) has(p string) bool {
-	if s.paths[p] || s.above[p] || s.trees["."] {
+// has reports whether c is the command's: it made c's path, wrote under
+// it, or renamed it or a directory above it; it removed the path, which
+// is gone; or it wrote the file there now, which changed after it first
+// did.
+func (s written) has(c state.FileChange) bool {
+	p := c.Path
+	if s.made[p] || s.above[p] || s.renamed(p) {
+		return true
+	}
+	if c.After.Absent {
+		return s.removed[p]
+	}
+	files := s.opened[p]
+	if len(files) == 0 {
+		return false
+	}
+	// Asked now, after the scan: a file someone else puts there in
+	// between leaves a change of the command's out, never the reverse.
+	now, err := fileid.Lstat(filepath.Join(s.dir, filepath.FromSlash(p)))
+	if err != nil {
+		return false
+	}
+	for _, f := range files {
+		if f.Same(now) {
+			return !f.Unchanged(now)
+		}
+	}
+	return false
+}
+
+// renamed reports whether the command renamed p or a directory above it.
+func (s written) renamed(p string) bool {
+	if s.trees["."] {
 		return true
 	}
 	for q := p; q != "."; q = path.Dir(q) {

@@ -31,9 +31,13 @@
 // Changes finds everything that changed while a command ran, whoever
 // changed it. Attribute keeps what the command's own processes wrote, as
 // the sandbox saw them; a file the user saved meanwhile is left out of
-// the command's record. Where nobody could watch the command, each change
-// keeps its before, and its after is recorded without content, so a
-// rollback over it is a conflict rather than a silent undo.
+// the command's record. At a path where the command wrote a file that
+// was there already, the file there now tells (see package fileid): one
+// saved by rename over it, or removed, is the user's, and so is one
+// nothing touched after the command opened it. Where nobody could watch
+// the command, each change keeps its before, and its after is recorded
+// without content, so a rollback over it is a conflict rather than a
+// silent undo.
 //
 // # What is not tracked
 //
@@ -70,4 +74,9 @@
 //     Options.MaxCallBytes bytes; past that they are recorded without
 //     content (OverBudget tells them), and a rollback cannot put them back.
 //   - A file changed while a scan reads it is seen on the next scan.
+//   - The sandbox sees a command open a file for writing, not each
+//     write: when the same file changed after the command opened it, the
+//     whole change counts as the command's, edits the user made in place
+//     while it ran (an editor saving in place, an append) included, and
+//     a rollback takes them back.
 package snapshot

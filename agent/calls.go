@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"syscall"
 	"time"
 
 	"retrace/agent/tools"
@@ -131,8 +132,55 @@ func (a *Agent) runCalls(ctx context.Context, open []state.ToolRequest) error {
 			result += "\n" + note
 		}
 	}
-	_, err = a.commit(ctx, a.finished(call, result, errText, time.Since(start), files, blobs))
+	fin := a.finished(call, result, errText, time.Since(start), files, blobs)
+	_, err = a.commit(ctx, fin)
+	if err != nil && len(fin.Blobs) > 0 && errors.Is(err, syscall.ENOSPC) {
+		// The contents did not fit on the disk. The changes must be
+		// recorded all the same: unrecorded, a rollback would leave
+		// them behind without a word. Listed without their contents,
+		// a rollback says it cannot put them back, and asks before it
+		// touches a file the call left.
+		a.obs.Notice(diskFullNote)
+		_, err = a.commit(ctx, withoutContents(fin))
+	}
 	return err
+}
+
+// diskFullNote is what the person and the model are told of a call whose
+// changes were recorded without contents; diskFullImage is why each
+// image was not kept.
+const (
+	diskFullNote  = "the disk was full when this call ended: the files it changed are recorded without their contents, and a rollback cannot put them back"
+	diskFullImage = "the disk was full when the call that made it ended"
+)
+
+// withoutContents is fin with every content it carries to the store left
+// out: each image whose content only fin carries is recorded as not
+// kept. Contents the store holds already stay kept.
+func withoutContents(fin state.Event) state.Event {
+	carried := make(map[string]bool, len(fin.Blobs))
+	for _, b := range fin.Blobs {
+		carried[b.Digest] = true
+	}
+	lean := func(img state.FileImage) state.FileImage {
+		if img.Blob == "" || !carried[img.Blob] {
+			return img
+		}
+		return state.FileImage{Size: img.Size, Mode: img.Mode, Untracked: diskFullImage}
+	}
+	files := make([]state.FileChange, len(fin.Files))
+	for i, c := range fin.Files {
+		c.Before, c.After = lean(c.Before), lean(c.After)
+		files[i] = c
+	}
+	tool := *fin.Tool
+	if tool.Error != "" {
+		tool.Error += " (" + diskFullNote + ")"
+	} else {
+		tool.Result += "\n(" + diskFullNote + ")"
+	}
+	fin.Files, fin.Blobs, fin.Tool = files, nil, &tool
+	return fin
 }
 
 // finished is the event that answers call: its result and error with the

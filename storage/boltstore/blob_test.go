@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"hash/crc32"
 	"math/rand/v2"
@@ -386,4 +387,45 @@ func fileSum(t *testing.T, path string) [32]byte {
 		t.Fatal(err)
 	}
 	return sha256.Sum256(b)
+}
+
+// An empty file's content is empty, not absent: its export's JSON holds
+// "", which an import reads back (null, which a nil content made, it
+// refused).
+func TestEmptyContentExportsAndImports(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(filepath.Join(t.TempDir(), "retrace.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	info, _ := st.Create(ctx, storage.NewSession{Title: "empty file"})
+	b, img := content("")
+	changeFiles(t, st, state.New(info.ID), "empty.txt", state.FileImage{Absent: true}, img, b)
+	ex, err := st.Export(ctx, info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.Marshal(storage.Exported{Format: storage.ExportFormat, Export: ex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(js, []byte(`"`+b.Digest+`":""`)) {
+		t.Fatalf("the export writes the empty content as:\n%s", js)
+	}
+	back, err := storage.DecodeExport(js)
+	if err != nil {
+		t.Fatalf("the export does not read back: %v", err)
+	}
+	other, err := Open(filepath.Join(t.TempDir(), "retrace.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Import(ctx, back); err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	if data, err := other.Blob(ctx, b.Digest); err != nil || data == nil || len(data) != 0 {
+		t.Fatalf("the imported empty content: %q, %v", data, err)
+	}
 }

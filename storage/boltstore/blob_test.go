@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"hash/crc32"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -275,6 +276,12 @@ func TestDamagedBlob(t *testing.T) {
 			if ex.Blobs != nil {
 				t.Errorf("the damaged content was exported")
 			}
+			var copied bytes.Buffer
+			wantBlobCorrupt("copy", st.CopyBlob(ctx, good.Digest, &copied))
+			if copied.Len() > 0 {
+				t.Errorf("the damaged content was copied (%d bytes)", copied.Len())
+			}
+			wantBlobCorrupt("written export", storage.WriteExport(ctx, io.Discard, st, info.ID))
 			wantBlobCorrupt("verify", Verify(ctx, path))
 			// As after any damage a read found, nothing more is written.
 			_, err = st.Append(ctx, other.ID, 0, chat(0))
@@ -319,8 +326,11 @@ func TestMissingBlobIsDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	for what, err := range map[string]error{
-		"verify": Verify(ctx, path),
-		"export": func() error { _, err := st.Export(ctx, info.ID); return err }(),
+		"verify":  Verify(ctx, path),
+		"export":  func() error { _, err := st.Export(ctx, info.ID); return err }(),
+		"records": func() error { _, err := st.ExportRecords(ctx, info.ID); return err }(),
+		// Found before anything is written.
+		"written export": storage.WriteExport(ctx, failOnWrite{t}, st, info.ID),
 	} {
 		var ce *storage.CorruptError
 		if !errors.As(err, &ce) || ce.Session != info.ID || ce.Version != s.Version || ce.Blob != blob.Digest || !strings.Contains(ce.Reason, "missing") {
@@ -387,6 +397,14 @@ func fileSum(t *testing.T, path string) [32]byte {
 		t.Fatal(err)
 	}
 	return sha256.Sum256(b)
+}
+
+// failOnWrite is a writer nothing should be written to.
+type failOnWrite struct{ t *testing.T }
+
+func (f failOnWrite) Write(p []byte) (int, error) {
+	f.t.Errorf("wrote %q", p)
+	return len(p), nil
 }
 
 // An empty file's content is empty, not absent: its export's JSON holds

@@ -19,8 +19,8 @@ import (
 // written to w once that operation is over: the file's lock is never
 // held while w waits (a pager, a pipe nobody reads), which would keep
 // every writer out, and the process holds one chunk of the content,
-// never the whole. The chunks are hashed as they go, and the whole
-// checked against the digest at the end.
+// never the whole. The chunks are hashed as they go, and the whole is
+// checked against the digest before the last chunk is written.
 func (s *Store) CopyBlob(ctx context.Context, digest string, w io.Writer) error {
 	k, ok := blobKey(digest)
 	if !ok {

@@ -229,8 +229,21 @@ func compactCmd(*flag.FlagSet) func(context.Context, *cli, []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.stdout, "compacted %s: %s -> %s (%s given back)\n", storeName(open), bytesOf(rep.Before), bytesOf(rep.After), bytesOf(rep.Before-rep.After))
+		printCompact(c.stdout, storeName(open), rep)
 		return nil
+	}
+}
+
+// printCompact writes what compact gave back: never less than nothing.
+func printCompact(w io.Writer, name string, rep storage.CompactReport) {
+	switch {
+	case rep.Kept:
+		fmt.Fprintf(w, "%s is compact already: a compacted copy would be %s, no smaller than the file's %s; the file is kept as it was, nothing given back\n", name, bytesOf(rep.Copy), bytesOf(rep.Before))
+	case rep.After >= rep.Before:
+		// A database server's rewrite is done, whatever size it came to.
+		fmt.Fprintf(w, "compacted %s: %s -> %s (nothing given back)\n", name, bytesOf(rep.Before), bytesOf(rep.After))
+	default:
+		fmt.Fprintf(w, "compacted %s: %s -> %s (%s given back)\n", name, bytesOf(rep.Before), bytesOf(rep.After), bytesOf(rep.Before-rep.After))
 	}
 }
 

@@ -161,15 +161,15 @@ func exportCmd(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			return err
 		}
 		defer st.Close()
-		data, err := session.Export(ctx, st, info.ID, *format)
-		if err != nil {
+		if *format == "md" {
+			return session.ExportTo(ctx, c.stdout, st, info.ID, "md")
+		}
+		// Written as it is read: a file content may be up to a GiB.
+		out := transcript.NewJSONWriter(c.stdout)
+		if err := session.ExportTo(ctx, out, st, info.ID, "json"); err != nil {
 			return err
 		}
-		if *format == "json" {
-			data = transcript.InertJSON(data)
-		}
-		_, err = c.stdout.Write(data)
-		return err
+		return out.Flush()
 	}
 }
 

@@ -263,3 +263,34 @@ func TestGCCache(t *testing.T) {
 		t.Errorf("gc --cache --dry-run: exit %d, want 2\n%s", r.code, r.stderr)
 	}
 }
+
+// A file compact cannot shrink (compacted already) stays the same file,
+// byte for byte; compact says so plainly, exits 0, and never prints a
+// negative amount given back.
+func TestCompactCommandKeepsAFileItCannotShrink(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "retrace.db")
+	gcFixture(t, db, 4)
+	retrace(t, "gc", "--older-than", "90d", "--db", db).ok(t)
+	first := retrace(t, "compact", "--db", db).ok(t).stdout
+	if !compactRE.MatchString(first) {
+		t.Fatalf("the first compact says %q", first)
+	}
+	before, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := sum(t, db)
+	out := retrace(t, "compact", "--db", db).ok(t).stdout
+	t.Logf("compact again: %s", out)
+	want := fmt.Sprintf("no smaller than the file's %s; the file is kept as it was, nothing given back", bytesOf(before.Size()))
+	if !strings.Contains(out, want) || regexp.MustCompile(`-[0-9]`).MatchString(out) {
+		t.Fatalf("compact of a file compacted already says:\n%s\nwant %q in it", out, want)
+	}
+	after, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) || sum(t, db) != was {
+		t.Fatal("the file was replaced or changed")
+	}
+}

@@ -73,6 +73,12 @@ type Skipped struct {
 // CompactReport is the store's size before and after Compact.
 type CompactReport struct {
 	Before, After int64
+	// Copy is the size of the compacted copy, where a store compacts
+	// into a copy (a file rewritten); 0 where it does not.
+	Copy int64
+	// Kept says the copy was no smaller than the store, which is kept as
+	// it was (After is Before): a compaction never makes a store larger.
+	Kept bool
 }
 
 // CheckReport is what a whole check (retrace verify) read.

@@ -76,7 +76,9 @@ type Store interface {
 	// its versions refer to stay (see Blob).
 	Delete(ctx context.Context, id string) error
 	// Export returns a session with every checkpoint and its event, and
-	// every file content those events refer to.
+	// every file content those events refer to, in memory: a copy to
+	// another store. An export to a file writes as it reads instead
+	// (WriteExport, through Exporter).
 	Export(ctx context.Context, id string) (Export, error)
 	// Import keeps what Export returned, in this store or another: the
 	// session under its own id (a fresh one when ex.Session.ID is empty),
@@ -95,6 +97,7 @@ type Store interface {
 	// Close releases every claim and the store's resources.
 	Close() error
 
+	Exporter
 	MemoryLog
 }
 

@@ -1,10 +1,9 @@
 package session
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -21,44 +20,36 @@ const ExportFormat = storage.ExportFormat
 // session, every version's event included, so nothing is lost.
 type Exported = storage.Exported
 
-// Export renders session id of st as "json" (every version) or "md" (the
-// conversation at the head, as markdown).
-func Export(ctx context.Context, st storage.Store, id, format string) ([]byte, error) {
+// ExportTo writes session id of st to w as "json" (every version, and
+// every file content, read a piece at a time: see storage.WriteExport)
+// or "md" (the conversation at the head, as markdown). An error once
+// writing began leaves w with part of an export.
+func ExportTo(ctx context.Context, w io.Writer, st storage.Store, id, format string) error {
 	switch format {
 	case "json":
-		ex, err := st.Export(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if ex.Checkpoints == nil {
-			ex.Checkpoints = []storage.Record{}
-		}
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(Exported{Format: ExportFormat, Export: ex}); err != nil {
-			return nil, err
-		}
-		return b.Bytes(), nil
+		return storage.WriteExport(ctx, w, st, id)
 	case "md":
 		info, err := st.Session(ctx, id)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s, err := st.At(ctx, id, info.Head)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		return []byte(transcript.Markdown(transcript.Header{
+		_, err = io.WriteString(w, transcript.Markdown(transcript.Header{
 			Title: info.Title, SessionID: id, Model: info.Model, Workspace: info.Workspace,
 			Version: info.Head, Versions: info.Versions, Head: info.Head, Exported: time.Now(),
-		}, s)), nil
+		}, s))
+		return err
 	}
-	return nil, fmt.Errorf("export format %q: want json or md", format)
+	return fmt.Errorf("export format %q: want json or md", format)
 }
 
 // WriteExport writes the open session to path ("" names a file after the
-// session in the current directory) and returns the absolute path.
+// session in the current directory) and returns the absolute path. The
+// export is written beside it under a temporary name and renamed into
+// place once whole: a failed export leaves no part of one at path.
 func (c *Controller) WriteExport(format, path string) (string, error) {
 	c.mu.Lock()
 	id, draft := c.info.ID, c.draft != nil
@@ -69,18 +60,29 @@ func (c *Controller) WriteExport(format, path string) (string, error) {
 	case id == "":
 		return "", ErrNoSession
 	}
+	if format != "json" && format != "md" {
+		return "", fmt.Errorf("export format %q: want json or md", format)
+	}
 	if path == "" {
 		path = fmt.Sprintf("retrace-%s.%s", Short(id), format)
-	}
-	data, err := Export(c.base, c.store, id, format)
-	if err != nil {
-		return "", err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(abs, data, 0o600); err != nil {
+	f, err := os.CreateTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".*")
+	if err != nil {
+		return "", fmt.Errorf("export: %w", err)
+	}
+	err = ExportTo(c.base, f, c.store, id, format)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), abs)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
 		return "", fmt.Errorf("export: %w", err)
 	}
 	return abs, nil

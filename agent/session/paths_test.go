@@ -307,6 +307,17 @@ func TestWriteExportMarkdownAndJSON(t *testing.T) {
 	if _, err := r.ctrl.WriteExport("md", filepath.Join(dir, "missing", "x.md")); err == nil {
 		t.Fatal("an export into a missing directory reported success")
 	}
+	// An export is written beside its file under a temporary name and
+	// renamed: nothing else stays.
+	for dir, want := range map[string]string{dir: "retrace-" + id[:8] + ".md", filepath.Dir(path): "all.json"} {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != 1 || entries[0].Name() != want {
+			t.Errorf("%s holds %v; want only %s", dir, entries, want)
+		}
+	}
 }
 
 // waitFor polls cond until it holds, and fails the test after 20 s

@@ -18,11 +18,17 @@ import (
 type Writer struct {
 	mu      sync.Mutex
 	to      io.Writer
+	json    bool   // InertJSON, not Inert
 	pending []byte // the start of a character whose end has not come yet
 }
 
 // NewWriter returns a Writer that writes to w.
 func NewWriter(w io.Writer) *Writer { return &Writer{to: w} }
+
+// NewJSONWriter returns a Writer for JSON text, which it makes inert as
+// InertJSON does: what it writes to w is what InertJSON makes of
+// everything written to it, however the text is cut between writes.
+func NewJSONWriter(w io.Writer) *Writer { return &Writer{to: w, json: true} }
 
 // Write makes p inert and writes it on. It reports len(p) written when
 // everything was passed on (or held back whole for the next write).
@@ -44,9 +50,12 @@ func (w *Writer) Write(p []byte) (int, error) {
 	// Text with nothing to show otherwise (an export's JSON, most of
 	// everything) goes on as it is, not copied: an export may be large.
 	var err error
-	if inertBytes(text[:whole]) {
+	switch {
+	case w.json:
+		_, err = w.to.Write(InertJSON(text[:whole]))
+	case inertBytes(text[:whole]):
 		_, err = w.to.Write(text[:whole])
-	} else {
+	default:
 		_, err = io.WriteString(w.to, Inert(string(text[:whole])))
 	}
 	if err != nil {
@@ -81,6 +90,10 @@ func (w *Writer) Flush() error {
 	}
 	rest := w.pending
 	w.pending = nil
+	if w.json {
+		_, err := w.to.Write(InertJSON(rest))
+		return err
+	}
 	_, err := io.WriteString(w.to, Inert(string(rest)))
 	return err
 }

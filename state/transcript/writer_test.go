@@ -88,3 +88,41 @@ func BenchmarkWriterInertText(b *testing.B) {
 		w.Write(text)
 	}
 }
+
+// What goes through a JSON Writer comes out as InertJSON makes it, cut
+// into writes at every byte, and a byte at a time: an export is written
+// in pieces of any length.
+func TestJSONWriterIsInertJSONAcrossWrites(t *testing.T) {
+	texts := []string{
+		"{\n  \"text\": \"plain ✓ 数据 🙂\"\n}\n",
+		"{\"del\": \"a\x7fb\", \"c1\": \"\u0085\u009b\", \"bidi\": \"\u202egnp.exe\"}",
+		"\"\xe2\x9c\"", "\"end\xf0\x9f",
+	}
+	for _, text := range texts {
+		want := string(transcript.InertJSON([]byte(text)))
+		for cut := 0; cut <= len(text); cut++ {
+			var b strings.Builder
+			w := transcript.NewJSONWriter(&b)
+			for _, part := range []string{text[:cut], text[cut:]} {
+				if n, err := w.Write([]byte(part)); n != len(part) || err != nil {
+					t.Fatalf("Write(%q) = %d, %v", part, n, err)
+				}
+			}
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != want {
+				t.Errorf("%q cut at %d: wrote %q, want %q", text, cut, b.String(), want)
+			}
+		}
+		var b strings.Builder
+		w := transcript.NewJSONWriter(&b)
+		for i := range len(text) {
+			w.Write([]byte{text[i]})
+		}
+		w.Flush()
+		if b.String() != want {
+			t.Errorf("%q a byte at a time: wrote %q, want %q", text, b.String(), want)
+		}
+	}
+}

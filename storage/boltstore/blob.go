@@ -374,5 +374,10 @@ func (s *Store) readBlob(c contents, digest string, raw []byte) ([]byte, error) 
 	if err != nil {
 		return nil, &storage.CorruptError{Path: s.path, Blob: digest, Reason: err.Error()}
 	}
+	if data == nil {
+		// An empty content is empty, not absent: JSON writes it as "",
+		// where nil is null, which no import reads.
+		data = []byte{}
+	}
 	return data, nil
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"hash/crc32"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -274,6 +276,12 @@ func TestDamagedBlob(t *testing.T) {
 			if ex.Blobs != nil {
 				t.Errorf("the damaged content was exported")
 			}
+			var copied bytes.Buffer
+			wantBlobCorrupt("copy", st.CopyBlob(ctx, good.Digest, &copied))
+			if copied.Len() > 0 {
+				t.Errorf("the damaged content was copied (%d bytes)", copied.Len())
+			}
+			wantBlobCorrupt("written export", storage.WriteExport(ctx, io.Discard, st, info.ID))
 			wantBlobCorrupt("verify", Verify(ctx, path))
 			// As after any damage a read found, nothing more is written.
 			_, err = st.Append(ctx, other.ID, 0, chat(0))
@@ -318,8 +326,11 @@ func TestMissingBlobIsDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	for what, err := range map[string]error{
-		"verify": Verify(ctx, path),
-		"export": func() error { _, err := st.Export(ctx, info.ID); return err }(),
+		"verify":  Verify(ctx, path),
+		"export":  func() error { _, err := st.Export(ctx, info.ID); return err }(),
+		"records": func() error { _, err := st.ExportRecords(ctx, info.ID); return err }(),
+		// Found before anything is written.
+		"written export": storage.WriteExport(ctx, failOnWrite{t}, st, info.ID),
 	} {
 		var ce *storage.CorruptError
 		if !errors.As(err, &ce) || ce.Session != info.ID || ce.Version != s.Version || ce.Blob != blob.Digest || !strings.Contains(ce.Reason, "missing") {
@@ -386,4 +397,53 @@ func fileSum(t *testing.T, path string) [32]byte {
 		t.Fatal(err)
 	}
 	return sha256.Sum256(b)
+}
+
+// failOnWrite is a writer nothing should be written to.
+type failOnWrite struct{ t *testing.T }
+
+func (f failOnWrite) Write(p []byte) (int, error) {
+	f.t.Errorf("wrote %q", p)
+	return len(p), nil
+}
+
+// An empty file's content is empty, not absent: its export's JSON holds
+// "", which an import reads back (null, which a nil content made, it
+// refused).
+func TestEmptyContentExportsAndImports(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(filepath.Join(t.TempDir(), "retrace.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	info, _ := st.Create(ctx, storage.NewSession{Title: "empty file"})
+	b, img := content("")
+	changeFiles(t, st, state.New(info.ID), "empty.txt", state.FileImage{Absent: true}, img, b)
+	ex, err := st.Export(ctx, info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.Marshal(storage.Exported{Format: storage.ExportFormat, Export: ex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(js, []byte(`"`+b.Digest+`":""`)) {
+		t.Fatalf("the export writes the empty content as:\n%s", js)
+	}
+	back, err := storage.DecodeExport(js)
+	if err != nil {
+		t.Fatalf("the export does not read back: %v", err)
+	}
+	other, err := Open(filepath.Join(t.TempDir(), "retrace.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Import(ctx, back); err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	if data, err := other.Blob(ctx, b.Digest); err != nil || data == nil || len(data) != 0 {
+		t.Fatalf("the imported empty content: %q, %v", data, err)
+	}
 }

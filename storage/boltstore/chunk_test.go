@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -175,6 +176,7 @@ func TestDamagedChunks(t *testing.T) {
 				return c.damage(tx, k)
 			})
 			before := fileSum(t, path)
+			says := c.says
 			wantCorrupt := func(what string, err error) {
 				t.Helper()
 				var ce *storage.CorruptError
@@ -189,6 +191,14 @@ func TestDamagedChunks(t *testing.T) {
 			}
 			_, err = st.Export(ctx, info.ID)
 			wantCorrupt("export", err)
+			// A copy reads a chunk at a time, and finds the last chunk
+			// missing as it comes to it.
+			if c.name == "the last chunk missing" {
+				c.says = "its chunk 2 is missing"
+			}
+			wantCorrupt("copy", st.CopyBlob(ctx, good.Digest, io.Discard))
+			wantCorrupt("written export", storage.WriteExport(ctx, io.Discard, st, info.ID))
+			c.says = says
 			wantCorrupt("verify", Verify(ctx, path))
 			_, err = st.Append(ctx, other.ID, 0, chat(0))
 			wantCorrupt("append after", err)

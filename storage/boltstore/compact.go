@@ -83,8 +83,12 @@ func (s *Store) Compact(ctx context.Context) (CompactReport, error) {
 		return rep, err
 	}
 	rep.Before = fi.Size()
-	if err := s.rewrite(ctx); err != nil {
+	if rep.Copy, err = s.rewrite(ctx, rep.Before); err != nil {
 		return rep, fmt.Errorf("compact %s (the file is as it was): %w", s.path, err)
+	}
+	if rep.Kept = rep.Copy >= rep.Before; rep.Kept {
+		rep.After = rep.Before
+		return rep, nil
 	}
 	if fi, err = os.Stat(s.path); err != nil {
 		return rep, err
@@ -123,8 +127,11 @@ func (s *Store) claimEvery(ctx context.Context, ids []string, skipBusy bool) (cl
 
 // rewrite does Compact's work under its lock and claims: check the old
 // file, copy, sync, check the copy, rename. Until the rename the old file
-// is untouched; whatever stops it before, the copy is removed.
-func (s *Store) rewrite(ctx context.Context) (err error) {
+// is untouched; whatever stops it before, the copy is removed. A copy of
+// before bytes or more is removed at once and the old file stays: a
+// compaction that made the file larger would give back less than
+// nothing. It returns the copy's size.
+func (s *Store) rewrite(ctx context.Context, before int64) (size int64, err error) {
 	// A copy is never rewritten from damage: what the check finds is
 	// left for `retrace recover`.
 	var want []byte
@@ -137,7 +144,7 @@ func (s *Store) rewrite(ctx context.Context) (err error) {
 			return nil
 		}))
 	}); err != nil {
-		return err
+		return 0, err
 	}
 	dir := filepath.Dir(s.path)
 	// Copies a killed compaction left behind: only Compact makes them,
@@ -148,7 +155,7 @@ func (s *Store) rewrite(ctx context.Context) (err error) {
 	}
 	tmp, err := os.CreateTemp(dir, filepath.Base(s.path)+".compact-*")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	tmpPath := tmp.Name()
 	tmp.Close()
@@ -158,55 +165,76 @@ func (s *Store) rewrite(ctx context.Context) (err error) {
 			os.Remove(tmpPath)
 		}
 	}()
-	step := func(name string) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if compactStep != nil {
-			return compactStep(name)
-		}
-		return nil
-	}
 
-	if err := step("copy"); err != nil {
+	if err := compactStepAt(ctx, "copy"); err != nil {
+		return 0, err
+	}
+	if size, err = s.copyInto(tmpPath); err != nil || size >= before {
+		return size, err
+	}
+	if err := compactStepAt(ctx, "sync"); err != nil {
+		return size, err
+	}
+	if err := syncFile(tmpPath); err != nil {
+		return size, fmt.Errorf("sync %s: %w", tmpPath, err)
+	}
+	if err := compactStepAt(ctx, "check"); err != nil {
+		return size, err
+	}
+	if err := checkCopy(tmpPath, s.opts, want); err != nil {
+		return size, err
+	}
+	if err := compactStepAt(ctx, "rename"); err != nil {
+		return size, err
+	}
+	if err := os.Rename(tmpPath, s.path); err != nil {
+		return size, err
+	}
+	renamed = true
+	return size, syncDir(dir)
+}
+
+// compactStepAt is where Compact may stop before a step: when ctx is
+// done, or where a test stops it (compactStep).
+func compactStepAt(ctx context.Context, name string) error {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := s.open(true, func(src *bolt.DB) error {
-		dst, err := bolt.Open(tmpPath, 0o600, &bolt.Options{Timeout: boltTimeout})
+	if compactStep != nil {
+		return compactStep(name)
+	}
+	return nil
+}
+
+// copyInto copies the file into the empty database file at path, without
+// its free pages, and returns the copy's size.
+func (s *Store) copyInto(path string) (int64, error) {
+	err := s.open(true, func(src *bolt.DB) error {
+		dst, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: boltTimeout})
 		if err != nil {
 			return fmt.Errorf("open the new file: %w", err)
 		}
+		// bbolt grows a file past the page it needs, by 16 MiB (or to
+		// its mapping's power of two while that is smaller), so that
+		// later writes need not grow it each time. A copy is written
+		// once, and that room made it larger than a file with fewer free
+		// pages than the room. Grown a page at a time, it ends at its
+		// last page.
+		dst.AllocSize = 0
 		err = bolt.Compact(dst, src, compactTxSize)
 		if cerr := dst.Close(); err == nil {
 			err = cerr
 		}
 		return err
-	}); err != nil {
-		return fmt.Errorf("copy into %s: %w", tmpPath, err)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("copy into %s: %w", path, err)
 	}
-
-	if err := step("sync"); err != nil {
-		return err
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
 	}
-	if err := syncFile(tmpPath); err != nil {
-		return fmt.Errorf("sync %s: %w", tmpPath, err)
-	}
-
-	if err := step("check"); err != nil {
-		return err
-	}
-	if err := checkCopy(tmpPath, s.opts, want); err != nil {
-		return err
-	}
-
-	if err := step("rename"); err != nil {
-		return err
-	}
-	if err := os.Rename(tmpPath, s.path); err != nil {
-		return err
-	}
-	renamed = true
-	return syncDir(dir)
+	return fi.Size(), nil
 }
 
 // checkCopy checks the new file as Verify does, and that it holds the

@@ -283,3 +283,29 @@ func (s *Store) guardChunks(key []byte) error {
 	}
 	return w.bucket(ref, 2, w.deep)
 }
+
+// guardChunk walks the way to one chunk of a chunked content, and every
+// page of that chunk, before bbolt reads it, in an operation that did
+// not walk the whole file: a copy reads a chunk an operation, and walking
+// every chunk each time would read the content once for each of them.
+func (s *Store) guardChunk(key []byte, i int) error {
+	if s.reach == nil || s.reach.chunks == nil {
+		return nil
+	}
+	w := s.reach.w
+	v, isBucket, err := w.find(*s.reach.chunks, key, 1)
+	if err != nil || v == nil || !isBucket {
+		return err // no bucket: bbolt finds none either
+	}
+	ref, err := w.bucketAt(v, fmt.Sprintf("the chunks of %s", keyDigest(key)))
+	if err != nil {
+		return err
+	}
+	if v, isBucket, err = w.find(ref, chunkKey(i), 2); err != nil || v == nil || !isBucket {
+		return err
+	}
+	if ref, err = w.bucketAt(v, fmt.Sprintf("chunk %d of %s", i, keyDigest(key))); err != nil {
+		return err
+	}
+	return w.bucket(ref, 3, w.deep)
+}

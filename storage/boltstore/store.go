@@ -423,18 +423,32 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 // Export returns a session, every checkpoint with its event, and every
 // file content the events refer to.
 func (s *Store) Export(ctx context.Context, id string) (storage.Export, error) {
+	return s.export(ctx, id, true)
+}
+
+// ExportRecords is Export without the file contents, which it checks the
+// file holds (see storage.Exporter).
+func (s *Store) ExportRecords(ctx context.Context, id string) (storage.Export, error) {
+	return s.export(ctx, id, false)
+}
+
+// export reads a session's records and, with withContents, the file
+// contents they refer to; without, it looks only for each content's
+// record.
+func (s *Store) export(ctx context.Context, id string, withContents bool) (storage.Export, error) {
 	var ex storage.Export
 	err := s.viewSession(ctx, id, true, func(tx *bolt.Tx) error {
 		b, rec, err := s.session(tx, id)
 		if err != nil {
 			return err
 		}
-		blobs, err := s.contentsOf(tx)
+		c, err := s.contentsOf(tx)
 		if err != nil {
 			return err
 		}
 		ex.Session = rec.info(id)
 		ex.Checkpoints = make([]storage.Record, 0, rec.Versions)
+		seen := map[string]bool{}
 		return s.eachCheckpoint(b.Bucket(versionsBucket), id, func(v int, h header, raw []byte) error {
 			_, ev, err := decodeCheckpoint(raw)
 			if err != nil {
@@ -445,19 +459,27 @@ func (s *Store) Export(ctx context.Context, id string) (storage.Export, error) {
 				Data:       ev,
 			})
 			for _, d := range ev.BlobDigests() {
-				if _, done := ex.Blobs[d]; done {
+				if seen[d] {
 					continue
 				}
-				data, err := s.blobIn(blobs, d)
+				seen[d] = true
+				var data []byte
+				if withContents {
+					data, err = s.blobIn(c, d)
+				} else {
+					err = s.holds(c, d)
+				}
 				if errors.Is(err, storage.ErrBlobNotFound) {
 					return &storage.CorruptError{Path: s.path, Session: id, Version: v, Blob: d, Reason: "the file content it refers to is missing"}
 				} else if err != nil {
 					return err
 				}
-				if ex.Blobs == nil {
-					ex.Blobs = map[string][]byte{}
+				if withContents {
+					if ex.Blobs == nil {
+						ex.Blobs = map[string][]byte{}
+					}
+					ex.Blobs[d] = data
 				}
-				ex.Blobs[d] = data
 			}
 			return nil
 		})

@@ -1,6 +1,7 @@
 package pgstore_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -127,6 +128,10 @@ func TestDamagedBlobIsCorrupt(t *testing.T) {
 	var ce *storage.CorruptError
 	if !errors.As(err, &ce) || ce.Blob != digest {
 		t.Fatalf("damaged content: %v; want a CorruptError naming %s", err, digest)
+	}
+	var copied bytes.Buffer
+	if err := st.CopyBlob(ctx, digest, &copied); !errors.As(err, &ce) || ce.Blob != digest || copied.Len() > 0 {
+		t.Fatalf("copy of a damaged content: %v, %d bytes written; want a CorruptError naming %s and nothing", err, copied.Len(), digest)
 	}
 }
 

@@ -238,48 +238,89 @@ func (s *Store) Tree(ctx context.Context, id string) (storage.Tree, error) {
 func (s *Store) Export(ctx context.Context, id string) (storage.Export, error) {
 	var ex storage.Export
 	err := s.read(ctx, func(tx pgx.Tx) error {
-		_, info, err := s.session(ctx, tx, id)
-		if err != nil {
+		var refs contentRefs
+		var err error
+		if ex, refs, err = s.records(ctx, tx, id); err != nil || len(refs.digests) == 0 {
 			return err
 		}
-		rows, _ := tx.Query(ctx, `SELECT version, parent, phase, kind, at_ns, body, body_crc, crc
-			FROM retrace_checkpoints WHERE session_id = $1 ORDER BY version`, id)
-		all, err := pgx.CollectRows(rows, scanCheckpoint)
-		if err != nil {
+		if ex.Blobs, err = s.blobs(ctx, tx, refs.digests); err != nil {
 			return err
 		}
-		ex.Session = info
-		ex.Checkpoints = make([]storage.Record, 0, len(all))
-		firstUse := map[string]int{} // digest -> the first version that refers to it
-		var digests []string
-		for _, r := range all {
-			cp, ev, err := s.event(id, r)
-			if err != nil {
-				return err
-			}
-			ex.Checkpoints = append(ex.Checkpoints, storage.Record{Checkpoint: cp, Data: ev})
-			for _, d := range ev.BlobDigests() {
-				if _, ok := firstUse[d]; !ok {
-					firstUse[d] = cp.Version
-					digests = append(digests, d)
-				}
-			}
-		}
-		if len(digests) == 0 {
-			return nil
-		}
-		ex.Blobs, err = s.blobs(ctx, tx, digests)
-		if err != nil {
-			return err
-		}
-		for _, d := range digests {
-			if _, ok := ex.Blobs[d]; !ok {
-				return &storage.CorruptError{Path: s.where, Session: id, Version: firstUse[d], Blob: d, Reason: "the file content it refers to is missing"}
-			}
-		}
-		return nil
+		return s.allHeld(id, refs, func(d string) bool { _, ok := ex.Blobs[d]; return ok })
 	})
 	return ex, s.wrap(err, "export", id)
+}
+
+// ExportRecords is Export without the file contents, which it checks the
+// database holds (see storage.Exporter).
+func (s *Store) ExportRecords(ctx context.Context, id string) (storage.Export, error) {
+	var ex storage.Export
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		var refs contentRefs
+		var err error
+		if ex, refs, err = s.records(ctx, tx, id); err != nil || len(refs.digests) == 0 {
+			return err
+		}
+		rows, _ := tx.Query(ctx, "SELECT digest FROM retrace_blobs WHERE digest = ANY($1)", refs.digests)
+		held := make(map[string]bool, len(refs.digests))
+		var d string
+		if _, err := pgx.ForEachRow(rows, []any{&d}, func() error { held[d] = true; return nil }); err != nil {
+			return err
+		}
+		return s.allHeld(id, refs, func(d string) bool { return held[d] })
+	})
+	return ex, s.wrap(err, "export", id)
+}
+
+// contentRefs are the contents a session's events refer to, each once,
+// and the first version that refers to each.
+type contentRefs struct {
+	digests  []string
+	firstUse map[string]int
+}
+
+// records reads a session and every checkpoint with its event, and the
+// contents the events refer to.
+func (s *Store) records(ctx context.Context, tx pgx.Tx, id string) (storage.Export, contentRefs, error) {
+	var ex storage.Export
+	refs := contentRefs{firstUse: map[string]int{}}
+	_, info, err := s.session(ctx, tx, id)
+	if err != nil {
+		return ex, refs, err
+	}
+	rows, _ := tx.Query(ctx, `SELECT version, parent, phase, kind, at_ns, body, body_crc, crc
+		FROM retrace_checkpoints WHERE session_id = $1 ORDER BY version`, id)
+	all, err := pgx.CollectRows(rows, scanCheckpoint)
+	if err != nil {
+		return ex, refs, err
+	}
+	ex.Session = info
+	ex.Checkpoints = make([]storage.Record, 0, len(all))
+	for _, r := range all {
+		cp, ev, err := s.event(id, r)
+		if err != nil {
+			return ex, refs, err
+		}
+		ex.Checkpoints = append(ex.Checkpoints, storage.Record{Checkpoint: cp, Data: ev})
+		for _, d := range ev.BlobDigests() {
+			if _, ok := refs.firstUse[d]; !ok {
+				refs.firstUse[d] = cp.Version
+				refs.digests = append(refs.digests, d)
+			}
+		}
+	}
+	return ex, refs, nil
+}
+
+// allHeld names the first content the events refer to that held says the
+// database lacks, and the version that refers to it.
+func (s *Store) allHeld(id string, refs contentRefs, held func(digest string) bool) error {
+	for _, d := range refs.digests {
+		if !held(d) {
+			return &storage.CorruptError{Path: s.where, Session: id, Version: refs.firstUse[d], Blob: d, Reason: "the file content it refers to is missing"}
+		}
+	}
+	return nil
 }
 
 // blobs reads and checks the contents with the given digests that the

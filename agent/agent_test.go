@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -98,6 +99,9 @@ func (r *rig) file(name string) string {
 }
 
 type recorder struct {
+	// limit, when set, replaces maxVersions: a benchmark that makes
+	// thousands of checkpoints on purpose.
+	limit    int
 	mu       sync.Mutex
 	states   []state.State
 	deltas   strings.Builder
@@ -113,7 +117,7 @@ type recorder struct {
 const maxVersions = 1000
 
 func (o *recorder) State(s state.State) {
-	if s.Version > maxVersions {
+	if limit := cmp.Or(o.limit, maxVersions); s.Version > limit {
 		panic(fmt.Sprintf("the agent is in a loop: %d checkpoints, the last %s", s.Version, s))
 	}
 	o.mu.Lock()

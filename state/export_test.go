@@ -6,3 +6,7 @@ func WithoutPrompt(s State) State {
 	s.prompt = ""
 	return s
 }
+
+// ReadOpenCalls reads the open calls from the history alone, as a state
+// that says nothing about them does.
+var ReadOpenCalls = readOpenCalls

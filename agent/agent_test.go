@@ -41,6 +41,8 @@ type rig struct {
 	// sleep, when set, is the model client's wait between retries; by
 	// default it does not wait.
 	sleep func(context.Context, time.Duration) error
+	// maxCalls, when set, is the most calls one reply may make.
+	maxCalls int
 }
 
 func newRig(t testing.TB, opts agent.Options) *rig {
@@ -86,7 +88,7 @@ func (r *rig) agent() *agent.Agent {
 	if sleep == nil {
 		sleep = func(context.Context, time.Duration) error { return nil }
 	}
-	model := llm.New(llm.Config{BaseURL: r.srv.URL(), APIKey: "sk-test", Model: "gpt-test", HTTPClient: r.doer, Sleep: sleep})
+	model := llm.New(llm.Config{BaseURL: r.srv.URL(), APIKey: "sk-test", Model: "gpt-test", HTTPClient: r.doer, Sleep: sleep, MaxCalls: r.maxCalls})
 	return agent.New(storage.NewCursor(r.store, head), model, tools.New(ws, tools.Options{}), r.approve, r.obs, r.opts)
 }
 

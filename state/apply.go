@@ -461,13 +461,26 @@ func ToolMessageContent(result, errText string) string {
 }
 
 // callIndex finds the log entry of the unanswered call with this id, or
-// -1. An entry that has finished is an earlier call's: some servers number
-// their calls per reply, so an id can come back in a later turn. The
-// entries of the calls still open are the log's last ones: only the
+// -1.
+func (a *applier) callIndex(id string) int { return a.s.openCallIndex(id) }
+
+// OpenCallEntry returns the tool log's entry of the open call id, if the
+// call has one yet (it has once it asked for approval or started).
+func (s State) OpenCallEntry(id string) (ToolCall, bool) {
+	if i := s.openCallIndex(id); i >= 0 {
+		return s.Memory.ToolCalls[i], true
+	}
+	return ToolCall{}, false
+}
+
+// openCallIndex finds the log entry of the unanswered call with this id,
+// or -1. An entry that has finished is an earlier call's: some servers
+// number their calls per reply, so an id can come back in a later turn.
+// The entries of the calls still open are the log's last ones: only the
 // latest exchange's share is read, whatever the length of the log.
-func (a *applier) callIndex(id string) int {
-	log := a.s.Memory.ToolCalls
-	stop := max(len(log)-a.s.exchangeSize(), 0)
+func (s State) openCallIndex(id string) int {
+	log := s.Memory.ToolCalls
+	stop := max(len(log)-s.exchangeSize(), 0)
 	for i := len(log) - 1; i >= stop; i-- {
 		if log[i].ID == id && !log[i].Finished() {
 			return i

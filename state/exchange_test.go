@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"time"
 
 	"retrace/state"
 )
@@ -71,5 +72,29 @@ func TestOpenCallsInAnyOrderOfAnswers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// OpenCallEntry is the entry of the open call, never an earlier reply's
+// call of the same id (servers that number their calls per reply send
+// call_0 every time), and none before the call asked or started.
+func TestOpenCallEntryIsTheOpenCallsOwn(t *testing.T) {
+	s := apply(t, state.New("s1"), userMsg("read"),
+		state.Event{Kind: state.PlanSet, At: t0, Plan: []state.Step{{Text: "read"}}},
+		assistantCalls("call_0"), tool(state.ToolStarted, "call_0", t0), assistantFinish("call_0"),
+		assistantCalls("call_0", "call_1"))
+	if c, ok := s.OpenCallEntry("call_0"); ok {
+		t.Fatalf("before it started, the open call_0 has the entry %+v", c)
+	}
+	s = apply(t, s, tool(state.ToolStarted, "call_0", t0.Add(time.Second)))
+	if c, ok := s.OpenCallEntry("call_0"); !ok || c.Finished() || !c.StartedAt.Equal(t0.Add(time.Second)) {
+		t.Fatalf("the open call_0's entry: %+v, %v", c, ok)
+	}
+	if _, ok := s.OpenCallEntry("call_1"); ok {
+		t.Fatal("call_1 has an entry before it started")
+	}
+	s = apply(t, s, assistantFinish("call_0"))
+	if c, ok := s.OpenCallEntry("call_0"); ok {
+		t.Fatalf("answered, call_0 still has the open entry %+v", c)
 	}
 }

@@ -27,6 +27,7 @@ func TestOpenCallsInAnyOrderOfAnswers(t *testing.T) {
 				state.Event{Kind: state.PlanSet, At: t0, Plan: []state.Step{{Text: "read"}}})
 			bd := state.NewBuilder(base)
 			pure := base
+			inOrder := true // the answers so far came in the order asked
 			var handed []state.State
 			var printed []string
 			step := func(ev state.Event) {
@@ -38,6 +39,12 @@ func TestOpenCallsInAnyOrderOfAnswers(t *testing.T) {
 				s := bd.State()
 				if !reflect.DeepEqual(s, pure) {
 					t.Fatalf("after %s the Builder's state is not Apply's", ev.Kind)
+				}
+				if recorded, read := state.Exchange(s); recorded != read {
+					t.Fatalf("after %s the state records its open calls at %v, its history says %v", ev.Kind, recorded, read)
+				}
+				if recorded, _ := state.Exchange(s); (recorded == [2]int{}) != (!inOrder || len(s.OpenCalls()) == 0) {
+					t.Fatalf("after %s the record is %v with the answers in order %v", ev.Kind, recorded, inOrder)
 				}
 				want := state.ReadOpenCalls(s.History)
 				if got := s.OpenCalls(); !reflect.DeepEqual(got, want) {
@@ -51,10 +58,11 @@ func TestOpenCallsInAnyOrderOfAnswers(t *testing.T) {
 				printed = append(printed, fmt.Sprintf("%#v", s.Memory.ToolCalls))
 			}
 			step(assistantCalls(ids...))
-			for _, k := range order {
+			for i, k := range order {
 				step(tool(state.ToolStarted, ids[k], t0))
 				fin := tool(state.ToolFinished, ids[k], t0)
 				fin.Tool.Result = "result of " + ids[k]
+				inOrder = inOrder && k == i
 				step(fin)
 			}
 			s := bd.State()

@@ -607,3 +607,23 @@ func TestRunCommandsDoNotSeeTheKey(t *testing.T) {
 		t.Fatalf("the key is in the database (%v)", err)
 	}
 }
+
+// Each call shows once, started and finished, when the server numbers
+// its calls per reply and the same id comes back: the progress lines
+// compare the tool log by place, not by id. By id, the second call_0
+// showed no start and the first a second finish.
+func TestRunShowsEachCallOnceWhateverItsID(t *testing.T) {
+	e := newRunEnv(t)
+	if err := os.WriteFile(filepath.Join(e.ws, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := []llmserver.Call{{ID: "call_0", Name: "read_file", Args: `{"path":"a.txt"}`}}
+	e.srv.Enqueue(planCall("read twice"), llmserver.ToolCallReply(read), llmserver.ToolCallReply(read), llmserver.TextReply("Read it twice."))
+	r := e.run(t, "", "read a.txt twice")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if started, finished := strings.Count(r.stderr, "→ read_file"), strings.Count(r.stderr, "✓ read_file"); started != 2 || finished != 2 {
+		t.Fatalf("%d starts and %d finishes shown, want 2 and 2:\n%s", started, finished, r.stderr)
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"retrace/agent/llm"
 	"retrace/agent/sandbox"
 	"retrace/agent/session"
 	"retrace/agent/snapshot"
@@ -41,6 +42,7 @@ type config struct {
 	Sandbox       sandbox.Mode // how run_command's commands are confined
 	Files         snapshot.Options
 	MaxIterations int
+	MaxReply      int    // the most one model reply may carry, in bytes; 0 is the default
 	File          string // the config file read, if any
 	Path          string // where the config file is (or would be)
 	// Warnings are what a person should know about the file that does
@@ -86,6 +88,9 @@ type fileConfig struct {
 	// MaxFileMiB caps the size of a file whose content is kept for a
 	// rollback.
 	MaxFileMiB int `toml:"max_file_mib"`
+	// MaxReplyMiB caps what one model reply may carry: its text,
+	// thinking and tool calls together.
+	MaxReplyMiB int `toml:"max_reply_mib"`
 	// Database is where sessions are kept when neither --db nor
 	// RETRACE_DB says: a file, or a postgres:// URL (store_location.go
 	// reads it).
@@ -94,6 +99,11 @@ type fileConfig struct {
 	// repository root (config_project.go).
 	Projects map[string]projectPrefs `toml:"projects"`
 }
+
+// maxReplyMiB is the largest max_reply_mib: a reply is held in memory
+// several times over while it is read, stored and sent back, and no
+// model writes a GiB in one reply.
+const maxReplyMiB = 1024
 
 const (
 	defaultModel   = "gpt-4o-mini"
@@ -176,6 +186,10 @@ func loadConfig(m modelFlags, getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("config %s: max_file_mib is %d; it is a size in MiB, 1 or more (default 10)", c.File, fc.MaxFileMiB)
 	}
 	c.Files = snapshot.Options{Exclude: fc.Exclude, MaxFileSize: int64(fc.MaxFileMiB) << 20}
+	if fc.MaxReplyMiB < 0 || fc.MaxReplyMiB > maxReplyMiB {
+		return c, fmt.Errorf("config %s: max_reply_mib is %d; it is a size in MiB, 1 to %d (default %d)", c.File, fc.MaxReplyMiB, maxReplyMiB, llm.DefaultMaxReply>>20)
+	}
+	c.MaxReply = fc.MaxReplyMiB << 20
 	return c, c.validate()
 }
 
@@ -319,7 +333,7 @@ func (c config) session(ws *tools.Workspace, allowed []string, interactive bool,
 		Resolve:       func(rec state.Endpoint) (session.Endpoint, error) { return c.endpoint(rec, dm) },
 		ContextWindow: c.ContextWindow, MaxIterations: c.MaxIterations,
 		Workspace: ws, Allowed: allowed, RestartOK: interactive, ReadOnlyWhenBusy: interactive,
-		Sandbox: c.Sandbox, Files: c.Files,
+		Sandbox: c.Sandbox, Files: c.Files, MaxReply: c.MaxReply,
 		Instructions: session.Instructions{UserDir: c.userDir()},
 	}
 }

@@ -79,6 +79,8 @@ func TestConfigErrors(t *testing.T) {
 		"a bad base URL":                    {"", "not an http(s) URL", modelFlags{baseURL: "localhost:11434", apiKey: "k"}},
 		"a wrong value for a known setting": {`model = 3`, "c.toml", modelFlags{apiKey: "k"}},
 		"a negative size cap":               {`max_file_mib = -1`, "max_file_mib is -1", modelFlags{apiKey: "k"}},
+		"a negative reply cap":              {`max_reply_mib = -1`, "max_reply_mib is -1; it is a size in MiB, 1 to 1024 (default 2)", modelFlags{apiKey: "k"}},
+		"a reply cap past a GiB":            {`max_reply_mib = 1025`, "max_reply_mib is 1025", modelFlags{apiKey: "k"}},
 		"not TOML":                          {`model = `, "c.toml", modelFlags{apiKey: "k"}},
 		"an unknown allowed tool":           {`allowed_tools = ["rm"]`, `"rm"`, modelFlags{apiKey: "k"}},
 		"a missing --config file":           {"-", "does not exist", modelFlags{apiKey: "k"}},
@@ -223,10 +225,11 @@ func TestConfigSandbox(t *testing.T) {
 	}
 }
 
-// exclude and max_file_mib reach the workspace watcher's options.
+// exclude and max_file_mib reach the workspace watcher's options, and
+// max_reply_mib the model's.
 func TestConfigFiles(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "c.toml")
-	if err := os.WriteFile(file, []byte("exclude = [\"*.log\", \"data/\"]\nmax_file_mib = 2\n"), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte("exclude = [\"*.log\", \"data/\"]\nmax_file_mib = 2\nmax_reply_mib = 8\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	c, err := loadConfig(modelFlags{configPath: file}, func(string) string { return "" })
@@ -236,8 +239,8 @@ func TestConfigFiles(t *testing.T) {
 	if strings.Join(c.Files.Exclude, " ") != "*.log data/" || c.Files.MaxFileSize != 2<<20 {
 		t.Fatalf("files options %+v", c.Files)
 	}
-	if s := c.session(nil, nil, false, nil); s.Files.MaxFileSize != 2<<20 || len(s.Files.Exclude) != 2 {
-		t.Fatalf("session config %+v", s.Files)
+	if s := c.session(nil, nil, false, nil); s.Files.MaxFileSize != 2<<20 || len(s.Files.Exclude) != 2 || s.MaxReply != 8<<20 {
+		t.Fatalf("session config %+v, max reply %d", s.Files, s.MaxReply)
 	}
 }
 
@@ -259,7 +262,7 @@ func TestConfigUnknownSettingWarns(t *testing.T) {
 	}
 	want := []string{
 		`config ` + file + `: unknown settings "modle" (did you mean "model"?), "colours" are ignored`,
-		"the settings are model, base_url, api_key_env, context_window, theme, allowed_tools, max_iterations, sandbox, exclude, max_file_mib",
+		"the settings are model, base_url, api_key_env, context_window, theme, allowed_tools, max_iterations, sandbox, exclude, max_file_mib, max_reply_mib",
 	}
 	if len(c.Warnings) != 1 {
 		t.Fatalf("want one warning, got %q", c.Warnings)

@@ -24,10 +24,15 @@ type progress struct {
 	streaming      llm.DeltaKind
 	answered       bool // some answer text went to stdout
 	start          int  // the head's version when the command began
+	// settled counts the tool log's first entries, finished and shown:
+	// a checkpoint changes none of them, so only those after are read.
+	settled int
 }
 
 func newProgress(stdout, stderr io.Writer, quiet bool, start state.State) *progress {
-	return &progress{stdout: stdout, stderr: stderr, quiet: quiet, last: start, start: start.Version}
+	p := &progress{stdout: stdout, stderr: stderr, quiet: quiet, last: start, start: start.Version}
+	p.settle(start)
+	return p
 }
 
 // ran reports whether s is a checkpoint this command wrote: only a task
@@ -56,13 +61,22 @@ func (p *progress) State(s state.State) {
 	}
 }
 
+// toolChanges shows what a checkpoint did to the tool log. Entries keep
+// their place in it (a call's entry is appended once, then changed), so
+// each is compared with the one at its place before; ids would not do,
+// as some servers number calls per reply and an id comes back. Only the
+// entries past the settled ones are read: what a checkpoint costs here
+// does not grow with the calls before it.
 func (p *progress) toolChanges(prev, s state.State) {
-	before := map[string]state.ToolCall{}
-	for _, c := range prev.Memory.ToolCalls {
-		before[c.ID] = c
-	}
-	for _, c := range s.Memory.ToolCalls {
-		old, seen := before[c.ID]
+	log, from := s.Memory.ToolCalls, s.Memory.ToolCallsFrom
+	before, beforeFrom := prev.Memory.ToolCalls, prev.Memory.ToolCallsFrom
+	for at := max(p.settled, from); at < from+len(log); at++ {
+		c := log[at-from]
+		var old state.ToolCall
+		seen := at >= beforeFrom && at < beforeFrom+len(before)
+		if seen {
+			old = before[at-beforeFrom]
+		}
 		name := oneLine(transcript.Inert(c.Name)) // the model names the tool
 		switch {
 		case c.Approval == state.AwaitingDecision && old.Approval != state.AwaitingDecision:
@@ -73,6 +87,16 @@ func (p *progress) toolChanges(prev, s state.State) {
 		if c.Finished() && (!seen || !old.Finished()) {
 			p.finished(name, c)
 		}
+	}
+	p.settle(s)
+}
+
+// settle moves settled past the entries of s that are finished.
+func (p *progress) settle(s state.State) {
+	log, from := s.Memory.ToolCalls, s.Memory.ToolCallsFrom
+	p.settled = max(p.settled, from)
+	for p.settled < from+len(log) && log[p.settled-from].Finished() {
+		p.settled++
 	}
 }
 

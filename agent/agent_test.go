@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -40,6 +41,8 @@ type rig struct {
 	// sleep, when set, is the model client's wait between retries; by
 	// default it does not wait.
 	sleep func(context.Context, time.Duration) error
+	// maxCalls, when set, is the most calls one reply may make.
+	maxCalls int
 }
 
 func newRig(t testing.TB, opts agent.Options) *rig {
@@ -85,7 +88,7 @@ func (r *rig) agent() *agent.Agent {
 	if sleep == nil {
 		sleep = func(context.Context, time.Duration) error { return nil }
 	}
-	model := llm.New(llm.Config{BaseURL: r.srv.URL(), APIKey: "sk-test", Model: "gpt-test", HTTPClient: r.doer, Sleep: sleep})
+	model := llm.New(llm.Config{BaseURL: r.srv.URL(), APIKey: "sk-test", Model: "gpt-test", HTTPClient: r.doer, Sleep: sleep, MaxCalls: r.maxCalls})
 	return agent.New(storage.NewCursor(r.store, head), model, tools.New(ws, tools.Options{}), r.approve, r.obs, r.opts)
 }
 
@@ -98,6 +101,9 @@ func (r *rig) file(name string) string {
 }
 
 type recorder struct {
+	// limit, when set, replaces maxVersions: a benchmark that makes
+	// thousands of checkpoints on purpose.
+	limit    int
 	mu       sync.Mutex
 	states   []state.State
 	deltas   strings.Builder
@@ -113,7 +119,7 @@ type recorder struct {
 const maxVersions = 1000
 
 func (o *recorder) State(s state.State) {
-	if s.Version > maxVersions {
+	if limit := cmp.Or(o.limit, maxVersions); s.Version > limit {
 		panic(fmt.Sprintf("the agent is in a loop: %d checkpoints, the last %s", s.Version, s))
 	}
 	o.mu.Lock()

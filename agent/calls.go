@@ -62,7 +62,7 @@ func (a *Agent) askAgain(call state.ToolRequest) bool {
 func (a *Agent) runCalls(ctx context.Context, open []state.ToolRequest) error {
 	call := open[0]
 	s := a.cp.State()
-	entry, logged := logEntry(s, call.ID)
+	entry, logged := s.OpenCallEntry(call.ID)
 	finish := func(result, errText string, d time.Duration) error {
 		_, err := a.commit(ctx, a.finished(call, result, errText, d, nil, nil))
 		return err
@@ -262,16 +262,4 @@ func planRecorded(steps []state.Step) string {
 		return fmt.Sprintf("plan recorded: all %d steps done; answer the developer", len(steps))
 	}
 	return fmt.Sprintf("plan recorded: %d of %d steps done; now: %s", done, len(steps), now)
-}
-
-// logEntry finds the tool log's entry of the open call id: an unfinished
-// one. A finished entry with the same id belongs to an earlier reply
-// (servers that number their calls per reply reuse ids), not to this call.
-func logEntry(s state.State, id string) (state.ToolCall, bool) {
-	for i := len(s.Memory.ToolCalls) - 1; i >= 0; i-- {
-		if c := s.Memory.ToolCalls[i]; c.ID == id && !c.Finished() {
-			return c, true
-		}
-	}
-	return state.ToolCall{}, false
 }

@@ -98,9 +98,9 @@ func (a *Agent) reflect(ctx context.Context) error {
 // awaitApproval asks about the call waiting for a decision.
 func (a *Agent) awaitApproval(ctx context.Context) error {
 	s := a.cp.State()
-	for _, c := range s.Memory.ToolCalls {
-		if c.Approval == state.AwaitingDecision && !c.Finished() {
-			return a.decide(ctx, state.ToolRequest{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	for _, req := range s.OpenCalls() {
+		if c, ok := s.OpenCallEntry(req.ID); ok && c.Approval == state.AwaitingDecision {
+			return a.decide(ctx, req)
 		}
 	}
 	// Nothing waits: a state only a bug makes. Failing the task answers

@@ -31,14 +31,17 @@ func Apply(s State, ev Event) (State, error) {
 // States a Builder hands out stay as they were: the history only ever
 // grows past their end, and the small collections it changes in place
 // (plan, notes, tool log) are copied before the first change after a
-// State call.
+// State call. The tool log grows in place: a call's first event appends
+// its entry past the end of every State handed out.
 type Builder struct {
 	a applier
 }
 
 // NewBuilder starts from base (which it copies; base stays the caller's).
 func NewBuilder(base State) *Builder {
-	return &Builder{a: applier{s: base.clone(), own: ownAll}}
+	a := applier{s: base.clone(), own: ownAll}
+	a.know()
+	return &Builder{a: a}
 }
 
 // Check reports whether ev would apply, without applying it.
@@ -73,7 +76,7 @@ func (b *Builder) SetVersion(version, parent int) {
 // State returns the state reached so far. The Builder may go on after it;
 // the returned State does not change when it does.
 func (b *Builder) State() State {
-	b.a.own &= ownHistory
+	b.a.own &= ownHistory | growLog
 	return b.a.s.clip()
 }
 
@@ -93,10 +96,14 @@ const (
 	ownNotes
 	ownLog
 	ownFiles
-	ownAll = ownHistory | ownPlan | ownNotes | ownLog | ownFiles
+	// growLog: the tool log's spare capacity is the applier's, to append
+	// in place, though its entries may be shared.
+	growLog
+	ownAll = ownHistory | ownPlan | ownNotes | ownLog | ownFiles | growLog
 )
 
 func (a *applier) apply(ev Event) error {
+	a.know()
 	to, err := Next(a.s.Phase, ev.Kind)
 	if err != nil {
 		return err
@@ -115,6 +122,14 @@ func (a *applier) apply(ev Event) error {
 	a.s.Phase = to
 	a.s.Usage = a.s.Usage.Add(ev.Usage)
 	return nil
+}
+
+// know makes the state say where its open calls are, if it does not:
+// a state put together by hand, or read from a snapshot, may not.
+func (a *applier) know() {
+	if _, ok := a.s.open.calls(a.s); !ok {
+		a.s.open = exchangeOf(a.s)
+	}
 }
 
 // check validates ev, which leads to phase to, against the current state
@@ -191,7 +206,7 @@ func (a *applier) check(ev Event, to Phase) error {
 	case Summarized:
 		return a.checkSummary(ev)
 	case ToolsDone:
-		if len(openCalls(a.s.History)) > 0 {
+		if len(a.s.openCalls()) > 0 {
 			return invalid(ev.Kind, "tool calls are still unanswered")
 		}
 	case Resumed:
@@ -317,6 +332,7 @@ func (a *applier) appendMessages(ms []Message) {
 	}
 	for _, m := range ms {
 		m.ToolCalls = cloneOrNil(m.ToolCalls)
+		a.s.open = a.s.open.after(a.s, m)
 		a.s.History = append(a.s.History, m)
 	}
 }
@@ -364,13 +380,19 @@ func (a *applier) setStepStatus(i int, st StepState) {
 func (a *applier) upsertCall(c ToolCall, change func(*ToolCall)) {
 	log := a.s.Memory.ToolCalls
 	i := a.callIndex(c.ID)
-	if a.own&ownLog == 0 {
-		log = slices.Clone(log)
-		a.own |= ownLog
-	}
+	// Ifs, not a tagless switch, so that mutation testing runs the
+	// conditions (go-gremlins/gremlins#298).
 	if i < 0 {
+		if a.own&growLog == 0 {
+			// Clipping makes append copy into an array of our own.
+			log = slices.Clip(log)
+			a.own |= ownLog | growLog
+		}
 		log = append(log, c)
 		i = len(log) - 1
+	} else if a.own&ownLog == 0 {
+		log = slices.Clone(log)
+		a.own |= ownLog | growLog
 	}
 	change(&log[i])
 	a.s.Memory.ToolCalls = log
@@ -421,7 +443,7 @@ func (a *applier) closeOpenCalls(ev Event) {
 	} else if ev.Text != "" {
 		reason += ": " + ev.Text
 	}
-	for _, req := range openCalls(a.s.History) {
+	for _, req := range a.s.openCalls() {
 		a.finishCall(req, "", reason, 0, ev.At)
 	}
 }
@@ -439,11 +461,27 @@ func ToolMessageContent(result, errText string) string {
 }
 
 // callIndex finds the log entry of the unanswered call with this id, or
-// -1. An entry that has finished is an earlier call's: some servers number
-// their calls per reply, so an id can come back in a later turn.
-func (a *applier) callIndex(id string) int {
-	log := a.s.Memory.ToolCalls
-	for i := len(log) - 1; i >= 0; i-- {
+// -1.
+func (a *applier) callIndex(id string) int { return a.s.openCallIndex(id) }
+
+// OpenCallEntry returns the tool log's entry of the open call id, if the
+// call has one yet (it has once it asked for approval or started).
+func (s State) OpenCallEntry(id string) (ToolCall, bool) {
+	if i := s.openCallIndex(id); i >= 0 {
+		return s.Memory.ToolCalls[i], true
+	}
+	return ToolCall{}, false
+}
+
+// openCallIndex finds the log entry of the unanswered call with this id,
+// or -1. An entry that has finished is an earlier call's: some servers
+// number their calls per reply, so an id can come back in a later turn.
+// The entries of the calls still open are the log's last ones: only the
+// latest exchange's share is read, whatever the length of the log.
+func (s State) openCallIndex(id string) int {
+	log := s.Memory.ToolCalls
+	stop := max(len(log)-s.exchangeSize(), 0)
+	for i := len(log) - 1; i >= stop; i-- {
 		if log[i].ID == id && !log[i].Finished() {
 			return i
 		}

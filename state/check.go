@@ -8,7 +8,7 @@ package state
 // checkMessages validates the messages an event appends; the event leads
 // to phase to.
 func (a *applier) checkMessages(ev Event, to Phase) error {
-	open := len(openCalls(a.s.History)) > 0 && ev.Kind != Failed && ev.Kind != Interrupted
+	open := len(a.s.openCalls()) > 0 && ev.Kind != Failed && ev.Kind != Interrupted
 	seen := map[string]bool{}
 	for i, m := range ev.Messages {
 		if open {
@@ -86,7 +86,7 @@ func (a *applier) checkSummary(ev Event) error {
 	if i := ev.Through - a.s.HistoryFrom; i >= 0 && ev.Through < n && h[i].Role != RoleUser {
 		return invalid(ev.Kind, "must end where a turn starts (message %d is a %s message)", ev.Through+1, h[i].Role)
 	}
-	if ev.Through == n && len(openCalls(h)) > 0 {
+	if ev.Through == n && len(a.s.openCalls()) > 0 {
 		return invalid(ev.Kind, "would cover tool calls that are still unanswered")
 	}
 	return nil
@@ -119,7 +119,9 @@ func (a *applier) openRequest(ev Event) (ToolRequest, error) {
 	if ev.Tool == nil || ev.Tool.ID == "" {
 		return ToolRequest{}, invalid(ev.Kind, "names no tool call")
 	}
-	for _, req := range openCalls(a.s.History) {
+	// The agent answers the calls in the order asked: the first open
+	// call is the one, and the rest are read only for another order.
+	for _, req := range a.s.openCalls() {
 		if req.ID == ev.Tool.ID {
 			return req, nil
 		}
@@ -164,29 +166,3 @@ func (a *applier) pendingApproval(ev Event) (ToolCall, error) {
 	}
 	return a.s.Memory.ToolCalls[i], nil
 }
-
-// openCalls returns the tool calls of the last assistant message that no
-// tool message has answered yet. Answers must follow their call directly, so
-// only the tail of the history needs reading: the tool messages at the end
-// and the assistant message before them.
-func openCalls(history []Message) []ToolRequest {
-	answered := map[string]bool{}
-	i := len(history) - 1
-	for ; i >= 0 && history[i].Role == RoleTool; i-- {
-		answered[history[i].ToolCallID] = true
-	}
-	if i < 0 || history[i].Role != RoleAssistant {
-		return nil
-	}
-	var open []ToolRequest
-	for _, c := range history[i].ToolCalls {
-		if !answered[c.ID] {
-			open = append(open, c)
-		}
-	}
-	return open
-}
-
-// OpenCalls returns the tool calls in s that still wait for an answer, in
-// the order the assistant asked for them.
-func (s State) OpenCalls() []ToolRequest { return openCalls(s.History) }

@@ -35,6 +35,7 @@ func (s *State) UnmarshalJSON(b []byte) error {
 		p.Files = nil
 	}
 	*s = State(p)
+	s.open = exchangeOf(*s)
 	return nil
 }
 

@@ -221,6 +221,7 @@ func DecodeSnapshot(p []byte) (State, error) {
 		return State{}, fmt.Errorf("snapshot: positions out of range (%d messages left out, summary through %d of %d, iteration %d, %d calls left out)",
 			s.HistoryFrom, s.SummaryThrough, s.HistoryLen(), s.Iteration, s.Memory.ToolCallsFrom)
 	}
+	s.open = exchangeOf(s)
 	return s, nil
 }
 

@@ -68,6 +68,10 @@ type State struct {
 	// prompt is the session's system prompt when History leaves out the
 	// message that holds it (see SystemPrompt).
 	prompt string
+	// open says where the calls still open are, so that finding them
+	// costs the same at the last call of a reply as at the first (see
+	// exchange).
+	open exchange
 }
 
 // Restore is a restore of the workspace under way.

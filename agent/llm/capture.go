@@ -26,6 +26,10 @@ type capture struct {
 	streamErr string
 	lastByte  atomic.Int64 // unix nanoseconds
 	end       bodyEnd
+	// maxLine bounds a line of the body (and a body that is one JSON
+	// document), and the lines that carry no data together: reading past
+	// it fails with a *bodyTooLarge. Set before the request, then only read.
+	maxLine int
 }
 
 // bodyEnd is what go-openai's reader drops of a body that ended cleanly:
@@ -136,6 +140,8 @@ type watchedBody struct {
 	line     []byte
 	eventErr bool // the last `event:` line said error
 	ended    bool
+	noData   int   // bytes of the lines that carry no data, so far
+	failed   error // a bound passed: every read fails with it
 }
 
 // shape is what a body is, told by its first byte that is not a space:
@@ -154,10 +160,15 @@ const (
 const maxWatchedLine = 64 << 10
 
 func (b *watchedBody) Read(p []byte) (int, error) {
+	if b.failed != nil {
+		return 0, b.failed
+	}
 	n, err := b.rc.Read(p)
 	if n > 0 {
 		b.c.touch()
-		b.scan(p[:n])
+		if b.failed = b.scan(p[:n]); b.failed != nil {
+			return 0, b.failed // nothing more of this body is read or kept
+		}
 	}
 	if errors.Is(err, io.EOF) && !b.ended {
 		b.ended = true
@@ -168,7 +179,12 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 
 func (b *watchedBody) Close() error { return b.rc.Close() }
 
-func (b *watchedBody) scan(p []byte) {
+// scan reads p on its way to go-openai, or fails when the body passes
+// what a reply within its bounds needs: a line, or a JSON document, past
+// maxLine, or as much in lines that carry no data. Whatever go-openai
+// reads is buffered a line at a time (and its lines of no data all
+// together), so these bound its memory as well as the watcher's.
+func (b *watchedBody) scan(p []byte) error {
 	if b.shape == shapeUnknown {
 		if rest := bytes.TrimLeft(p, " \t\r\n"); len(rest) > 0 {
 			b.shape = shapeSSE
@@ -178,25 +194,46 @@ func (b *watchedBody) scan(p []byte) {
 		}
 	}
 	if b.shape == shapeJSON {
+		if b.past(len(b.doc) + len(p)) {
+			return &bodyTooLarge{what: "a JSON reply", limit: b.c.maxLine}
+		}
 		b.doc = append(b.doc, p...)
-		return
+		return nil
 	}
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			b.line = append(b.line, p...)
-			return
+			i = len(p)
+		}
+		if b.past(len(b.line) + i) {
+			return &bodyTooLarge{what: "a line", limit: b.c.maxLine}
 		}
 		b.line = append(b.line, p[:i]...)
-		b.endLine()
+		if i == len(p) {
+			return nil
+		}
+		if err := b.endLine(); err != nil {
+			return err
+		}
 		b.line, p = b.line[:0], p[i+1:]
 	}
+	return nil
 }
 
-func (b *watchedBody) endLine() {
-	if len(b.line) <= maxWatchedLine {
-		b.inspect(bytes.TrimSpace(b.line))
+// past reports whether n bytes pass the bound.
+func (b *watchedBody) past(n int) bool { return b.c.maxLine > 0 && n > b.c.maxLine }
+
+func (b *watchedBody) endLine() error {
+	line := bytes.TrimSpace(b.line)
+	if len(line) > 0 && !bytes.HasPrefix(line, []byte("data:")) {
+		if b.noData += len(line); b.past(b.noData) {
+			return &bodyTooLarge{what: "lines that carry no data (comments, event names)", limit: b.c.maxLine}
+		}
 	}
+	if len(line) <= maxWatchedLine {
+		b.inspect(line)
+	}
+	return nil
 }
 
 // finish keeps what go-openai drops of a body that ended: a JSON document
@@ -208,7 +245,7 @@ func (b *watchedBody) finish() {
 	if b.shape == shapeJSON {
 		end.doc = b.doc
 	} else if len(bytes.TrimSpace(b.line)) > 0 {
-		b.endLine()
+		_ = b.endLine() // the body has ended: nothing more is read
 		end.tail = bytes.Clone(b.line)
 	}
 	b.c.mu.Lock()

@@ -74,7 +74,10 @@ type partialCall struct {
 	whole []byte // arguments that came as a JSON object; replace the pieces
 }
 
-func (a *assembler) add(tds []toolDelta) {
+// add folds tool call fragments into the calls, taking their bytes from
+// r's bound of the reply; it fails with r's error for a reply past its
+// bounds.
+func (a *assembler) add(tds []toolDelta, r *reader) error {
 	if a.byIndex == nil {
 		a.byIndex, a.byID = map[int]*partialCall{}, map[string]*partialCall{}
 	}
@@ -82,27 +85,39 @@ func (a *assembler) add(tds []toolDelta) {
 		id := rawID(td.ID)
 		cur := a.find(td, id)
 		if cur == nil {
-			cur = &partialCall{id: id}
+			if len(a.calls) >= r.bound.calls {
+				return r.tooManyCalls()
+			}
+			cur = &partialCall{}
 			a.calls = append(a.calls, cur)
 		}
 		if td.Index != nil {
 			a.byIndex[*td.Index] = cur
 		}
 		if cur.id == "" && id != "" {
+			if err := r.take(len(id), "the id of a tool call"); err != nil {
+				return err
+			}
 			cur.id = id
 		}
 		if cur.id != "" {
 			a.byID[cur.id] = cur
 		}
-		switch n := td.Function.Name; {
-		case n == "" || n == cur.name:
-		case cur.name == "":
-			cur.name = n
-		default:
-			cur.name += n // a name sent in fragments
+		if n := td.Function.Name; n != "" && n != cur.name {
+			if err := r.take(len(n), "the name of a tool call"); err != nil {
+				return err
+			}
+			if cur.name == "" {
+				cur.name = n
+			} else {
+				cur.name += n // a name sent in fragments
+			}
 		}
-		a.addArgs(cur, td.Function.Arguments)
+		if err := a.addArgs(cur, td.Function.Arguments, r); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // find returns the call a fragment continues, or nil if it starts one.
@@ -123,22 +138,33 @@ func (a *assembler) find(td toolDelta, id string) *partialCall {
 	return nil
 }
 
-func (a *assembler) addArgs(c *partialCall, raw json.RawMessage) {
+func (a *assembler) addArgs(c *partialCall, raw json.RawMessage, r *reader) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
-		return
+		return nil
+	}
+	where := "the arguments of " + clip(c.name, 64)
+	if c.name == "" {
+		where = "the arguments of a tool call"
 	}
 	if raw[0] == '"' {
 		var piece string
 		if json.Unmarshal(raw, &piece) == nil && piece != "" {
+			if err := r.take(len(piece), where); err != nil {
+				return err
+			}
 			c.args = append(c.args, []byte(piece))
 		}
-		return
+		return nil
 	}
 	// Arguments sent as a JSON object (some gateways): keep it as the
 	// string the API says it is.
+	if err := r.take(len(raw), where); err != nil {
+		return err
+	}
 	c.whole = append([]byte(nil), raw...)
 	a.notes = append(a.notes, "the server sent tool arguments as a JSON object; converted to a string")
+	return nil
 }
 
 // finish returns the complete calls: an id made up where the server sent

@@ -35,6 +35,13 @@ type Config struct {
 	// Sleep waits between retries; tests replace it. Default: a timer that
 	// stops early when ctx ends.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// MaxReply is the most one reply may carry, in bytes: its text, its
+	// thinking and its tool calls together. The client stops reading a
+	// reply past it, and the call fails. Default DefaultMaxReply.
+	MaxReply int
+	// MaxCalls is the most tool calls one reply may make; a reply of more
+	// fails the call, read no further. Default DefaultMaxCalls.
+	MaxCalls int
 }
 
 // Client calls one model at one endpoint.
@@ -60,12 +67,19 @@ func New(cfg Config) *Client {
 	if cfg.Sleep == nil {
 		cfg.Sleep = sleep
 	}
+	if cfg.MaxReply <= 0 {
+		cfg.MaxReply = DefaultMaxReply
+	}
+	if cfg.MaxCalls <= 0 {
+		cfg.MaxCalls = DefaultMaxCalls
+	}
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = cfg.BaseURL
 	oc.HTTPClient = doer{base: cfg.HTTPClient}
 	// Keep-alive comments (": OPENROUTER PROCESSING", ": keep-alive") come
 	// by the hundred while a provider queues; go-openai's default limit of
-	// 300 non-data lines would abort such a stream.
+	// 300 non-data lines would abort such a stream. What they may take
+	// in all is bounded by the body's watcher (bounds.maxLine).
 	oc.EmptyMessagesLimit = 1 << 30
 	return &Client{oa: openai.NewClientWithConfig(oc), cfg: cfg}
 }
@@ -187,19 +201,23 @@ var errIdle = errors.New("no data from the server")
 // once makes one attempt. shown reports whether any text reached the
 // observer.
 func (c *Client) once(ctx context.Context, req Request, obs Observer) (Turn, bool, error) {
-	cap := &capture{}
+	bound := c.bounds()
+	cap := &capture{maxLine: bound.maxLine()}
 	cap.touch()
 	ctx, cancel := context.WithCancelCause(withCapture(ctx, cap))
 	defer cancel(nil)
 	go c.watchIdle(ctx, cap, cancel)
 
 	stream, err := c.oa.CreateChatCompletionStream(ctx, c.request(req))
+	r := reader{obs: obs, bound: bound}
 	if err != nil {
+		var big *bodyTooLarge
+		if errors.As(err, &big) {
+			return Turn{}, false, r.oversizedBody(big) // an error's body, past any reply's
+		}
 		return Turn{}, false, c.failure(ctx, err, cap)
 	}
 	defer stream.Close()
-	var r reader
-	r.obs = obs
 	for {
 		raw, err := stream.RecvRaw()
 		if err != nil {
@@ -213,6 +231,10 @@ func (c *Client) once(ctx context.Context, req Request, obs Observer) (Turn, boo
 			return Turn{}, r.shown, err
 		}
 	}
+}
+
+func (c *Client) bounds() bounds {
+	return bounds{reply: c.cfg.MaxReply, calls: c.cfg.MaxCalls, server: c.cfg.BaseURL}
 }
 
 func (c *Client) request(req Request) openai.ChatCompletionRequest {

@@ -58,6 +58,10 @@ func (r *reader) document(doc []byte, cfg Config) (Turn, bool, error) {
 		}
 		err = r.completion(raw)
 	}
+	var e *Error
+	if errors.As(err, &e) {
+		return Turn{}, r.shown, e // past the bounds of a reply
+	}
 	if err != nil {
 		return Turn{}, r.shown, &Error{Kind: KindEndpoint, Status: http.StatusOK, err: err,
 			Message: "the server answered with JSON that is not a chat completion (" + err.Error() + "): " + clip(string(doc), 120),
@@ -91,7 +95,9 @@ func (r *reader) completion(raw json.RawMessage) error {
 		if err != nil {
 			return err
 		}
-		r.delta(d)
+		if err := r.delta(d); err != nil {
+			return err
+		}
 		if f := choice.FinishReason; f != nil && *f != "" {
 			r.finish = *f
 		}

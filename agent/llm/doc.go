@@ -30,4 +30,15 @@
 // Transient failures are retried (429 honouring Retry-After up to 60 s,
 // 5xx, dropped connections) before any output is shown; everything else is
 // an *Error whose message says what to fix.
+//
+// # What it bounds
+//
+// One reply may carry Config.MaxReply bytes (2 MiB by default) of text,
+// thinking and tool calls together, and make Config.MaxCalls calls (128).
+// The client counts as it reads and stops where a reply passes either:
+// the call fails with an *Error of kind TooLarge that names the bound and
+// the server, keeps the reply's first 64 KiB of text and no call, and is
+// not retried. Below the decoder, no line of the body (one event, or a
+// reply sent as one JSON document) and no run of lines without data is
+// read past four times the bound, so go-openai never buffers more either.
 package llm

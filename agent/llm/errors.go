@@ -33,6 +33,7 @@ const (
 	KindIncomplete           // the reply ended without saying it was finished
 	KindEmpty                // the model finished without an answer or a tool call
 	KindCanceled             // the caller cancelled
+	KindTooLarge             // the reply passed what one reply may carry: raise the bound, or fix the model
 )
 
 // Error is a failed model call, with a message a person can act on.
@@ -42,7 +43,8 @@ type Error struct {
 	Message string // what the server said, if anything
 	Hint    string // what to do about it
 	// Partial is what streamed before the failure: text and reasoning are
-	// kept; tool calls never are.
+	// kept; tool calls never are. Of a reply past the bound (KindTooLarge),
+	// only the text's first 64 KiB.
 	Partial Turn
 	// RetryAfter is how long the server asked to wait, if it did.
 	RetryAfter time.Duration
@@ -97,6 +99,8 @@ func (e *Error) summary() string {
 		return "the model finished without an answer"
 	case KindCanceled:
 		return "cancelled"
+	case KindTooLarge:
+		return "the reply is too large"
 	}
 	return "the model call failed" + status
 }

@@ -13,9 +13,12 @@ import (
 	"retrace/state"
 )
 
-// reader folds a stream's chunks into a Turn.
+// reader folds a stream's chunks into a Turn, within the bounds of one
+// reply.
 type reader struct {
 	obs       Observer
+	bound     bounds
+	size      int // bytes of the reply taken so far (see take)
 	content   strings.Builder
 	reasoning strings.Builder
 	calls     assembler
@@ -48,7 +51,9 @@ func (r *reader) consume(raw []byte) error {
 			continue // we ask for one choice; a server sending more is ignored
 		}
 		if d := choice.Delta; d != nil {
-			r.delta(d)
+			if err := r.delta(d); err != nil {
+				return err
+			}
 		}
 		if f := choice.FinishReason; f != nil && *f != "" {
 			r.finish = *f
@@ -57,27 +62,38 @@ func (r *reader) consume(raw []byte) error {
 	return nil
 }
 
-func (r *reader) delta(d *delta) {
+// delta folds one delta into the reply, or fails when it would take the
+// reply past its bounds: nothing of it is kept then.
+func (r *reader) delta(d *delta) error {
 	// Thinking first: a delta or a whole message that holds both thought
 	// before it answered.
 	for _, rs := range []*string{d.ReasoningContent, d.Reasoning} {
 		if rs != nil && *rs != "" {
+			if err := r.take(len(*rs), "its thinking"); err != nil {
+				return err
+			}
 			r.reasoning.WriteString(*rs)
 			r.emit(Reasoning, *rs)
 		}
 	}
 	if d.Content != nil && *d.Content != "" {
+		if err := r.take(len(*d.Content), "its text"); err != nil {
+			return err
+		}
 		r.content.WriteString(*d.Content)
 		r.emit(Content, *d.Content)
 	}
 	if len(d.ToolCalls) > 0 {
-		r.calls.add(d.ToolCalls)
+		if err := r.calls.add(d.ToolCalls, r); err != nil {
+			return err
+		}
 	}
 	if fc := d.FunctionCall; fc != nil {
 		// The legacy function_call delta: one call, no index, no id.
 		zero := 0
-		r.calls.add([]toolDelta{{Index: &zero, Function: *fc}})
+		return r.calls.add([]toolDelta{{Index: &zero, Function: *fc}}, r)
 	}
+	return nil
 }
 
 func (r *reader) emit(kind DeltaKind, text string) {
@@ -101,6 +117,10 @@ func (r *reader) streamError(msg string) *Error {
 
 // end decides what a stream that stopped means.
 func (r *reader) end(ctx context.Context, err error, cap *capture, c *Client) (Turn, bool, error) {
+	var big *bodyTooLarge
+	if errors.As(err, &big) {
+		return Turn{}, r.shown, r.oversizedBody(big)
+	}
 	if doc, ok := cap.document(); ok {
 		return r.document(doc, c.cfg)
 	}

@@ -61,6 +61,9 @@ type Config struct {
 	// Files says which workspace files are tracked and how large a file's
 	// content may be to be kept for a rollback.
 	Files snapshot.Options
+	// MaxReply is the most one model reply may carry, in bytes (its text,
+	// thinking and tool calls together); 0 is llm.DefaultMaxReply.
+	MaxReply int
 	// Instructions says where the project's instructions and the
 	// person's own come from, for a new session's system prompt.
 	Instructions Instructions
@@ -282,7 +285,7 @@ func toolOptions(cfg Config, keyEnv string) tools.Options {
 
 func (c *Controller) newAgentLocked() *agent.Agent {
 	c.tools = tools.New(c.ws, toolOptions(c.cfg, c.ep.KeyEnv))
-	model := llm.New(llm.Config{BaseURL: c.ep.URL, APIKey: c.ep.APIKey, Model: c.ep.Model})
+	model := llm.New(llm.Config{BaseURL: c.ep.URL, APIKey: c.ep.APIKey, Model: c.ep.Model, MaxReply: c.cfg.MaxReply})
 	secret := llm.NewScrub(c.ep.APIKey)
 	opts := agent.Options{
 		MaxIterations: c.cfg.MaxIterations, ContextWindow: c.cfg.ContextWindow,

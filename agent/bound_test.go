@@ -4,39 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"retrace/agent"
 	"retrace/agent/llmserver"
+	"retrace/agent/llmtest"
 	"retrace/state"
 )
-
-// meter is an HTTP client that counts the response bytes read.
-type meter struct{ n atomic.Int64 }
-
-func (m *meter) Do(req *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultClient.Do(req)
-	if err == nil {
-		resp.Body = &meteredBody{ReadCloser: resp.Body, n: &m.n}
-	}
-	return resp, err
-}
-
-type meteredBody struct {
-	io.ReadCloser
-	n *atomic.Int64
-}
-
-func (b *meteredBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	b.n.Add(int64(n))
-	return n, err
-}
 
 // A reply past the bound of one reply (2 MiB) fails the task as any model
 // error does: the error phase, a message naming the bound and the
@@ -46,7 +22,7 @@ func (b *meteredBody) Read(p []byte) (int, error) {
 func TestAReplyPastTheBoundFailsTheTask(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, agent.Options{})
-	var m meter
+	var m llmtest.Meter
 	r.doer = &m
 	c := llmserver.Chunker{}
 	pieces := make([]llmserver.Event, 24)
@@ -64,7 +40,7 @@ func TestAReplyPastTheBoundFailsTheTask(t *testing.T) {
 			t.Errorf("error %q does not name %q", te.Message, want)
 		}
 	}
-	if n := m.n.Load(); n > 10<<20 {
+	if n := m.Read(); n > 10<<20 {
 		t.Errorf("read %d MiB of the reply", n>>20)
 	}
 	head, err := r.store.Head(ctx, r.session)

@@ -4,37 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"retrace/agent/llm"
 	"retrace/agent/llmserver"
+	"retrace/agent/llmtest"
 )
-
-// meter is an HTTP client that counts the response bytes read.
-type meter struct{ n atomic.Int64 }
-
-func (m *meter) Do(req *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultClient.Do(req)
-	if err == nil {
-		resp.Body = &meteredBody{ReadCloser: resp.Body, n: &m.n}
-	}
-	return resp, err
-}
-
-type meteredBody struct {
-	io.ReadCloser
-	n *atomic.Int64
-}
-
-func (b *meteredBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	b.n.Add(int64(n))
-	return n, err
-}
 
 const mib = 1 << 20
 
@@ -77,7 +53,7 @@ func TestAReplyPastTheBoundEndsTheRequest(t *testing.T) {
 		{"an error's body", llmserver.Status(500, strings.Repeat(piece, 24)), "line"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var m meter
+			var m llmtest.Meter
 			h := newHarness(t, func(cfg *llm.Config) { cfg.HTTPClient = &m })
 			h.srv.Enqueue(tc.reply)
 			turn, err := h.stream(t, true)
@@ -90,7 +66,7 @@ func TestAReplyPastTheBoundEndsTheRequest(t *testing.T) {
 				!strings.Contains(msg, tc.what) || !strings.Contains(msg, "max_reply_mib") {
 				t.Fatalf("error %q: want an *llm.Error naming the 2 MiB bound, %s, %q and max_reply_mib", msg, h.srv.URL(), tc.what)
 			}
-			if n := m.n.Load(); n > readCeiling {
+			if n := m.Read(); n > readCeiling {
 				t.Errorf("read %.1f MiB of the response, past %d MiB", float64(n)/mib, readCeiling/mib)
 			}
 			if n := len(e.Partial.Content) + len(e.Partial.Reasoning); n > 64<<10 {

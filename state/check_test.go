@@ -406,3 +406,18 @@ func TestApprovalCanBeAskedAgainBeforeTheCallStarts(t *testing.T) {
 		t.Fatalf("phase %v log %+v", s.Phase, s.Memory.ToolCalls)
 	}
 }
+
+// The open call's entry is found wherever it stands in the tool log, the
+// log's very first entry included.
+func TestOpenCallEntryFirstInTheLog(t *testing.T) {
+	s := awaitingA(t)
+	if len(s.Memory.ToolCalls) != 1 {
+		t.Fatalf("the fixture's log: %+v", s.Memory.ToolCalls)
+	}
+	if e, ok := s.OpenCallEntry("a"); !ok || e.ID != "a" {
+		t.Fatalf("OpenCallEntry(a) = %+v, %v", e, ok)
+	}
+	if _, ok := s.OpenCallEntry("b"); ok {
+		t.Fatal("b has no entry yet, but one was found")
+	}
+}

@@ -17,37 +17,21 @@ func InertStyled(s string) string {
 		return s
 	}
 	var b strings.Builder
-	for {
-		i, n := nextSGR(s)
-		if i < 0 {
-			if b.Len() == 0 {
-				return Inert(s)
-			}
-			b.WriteString(Inert(s))
-			return b.String()
+	b.Grow(len(s) + 16)
+	plain := 0 // where the text not written yet starts
+	// Each step moves on by at least a byte, whatever it finds: a loop
+	// that could stand still would hang the interface.
+	for i := 0; i < len(s); {
+		n := sgrLen(s[i:]) // 0 unless an SGR sequence starts at i
+		if n > 0 {
+			b.WriteString(Inert(s[plain:i]))
+			b.WriteString(s[i : i+n])
+			plain = i + n
 		}
-		if b.Len() == 0 {
-			b.Grow(len(s) + 16)
-		}
-		b.WriteString(Inert(s[:i]))
-		b.WriteString(s[i : i+n])
-		s = s[i+n:]
+		i += max(n, 1)
 	}
-}
-
-// nextSGR finds the first SGR sequence in s: where it starts and how
-// long it is, or -1.
-func nextSGR(s string) (int, int) {
-	for off := 0; ; {
-		i := strings.IndexByte(s[off:], 0x1b)
-		if i < 0 {
-			return -1, 0
-		}
-		if n := sgrLen(s[off+i:]); n > 0 {
-			return off + i, n
-		}
-		off += i + 1
-	}
+	b.WriteString(Inert(s[plain:]))
+	return b.String()
 }
 
 // sgrLen is the length of the SGR sequence s starts with, or 0: ESC, [,
@@ -72,23 +56,21 @@ func sgrLen(s string) int {
 // show: the text holds no control but SGR sequences, newlines and tabs.
 func isInertStyled(s string) bool {
 	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
+		step := 1
+		switch c := s[i]; {
 		case c == 0x1b:
-			n := sgrLen(s[i:])
-			if n == 0 {
+			if step = sgrLen(s[i:]); step == 0 {
 				return false
 			}
-			i += n
 		case c >= 0x20 && c < 0x7f || c == '\n' || c == '\t':
-			i++
 		default:
 			r, size := utf8.DecodeRuneInString(s[i:])
 			if r < 0x20 || r == 0x7f || r == utf8.RuneError || dangerous(r) {
 				return false
 			}
-			i += size
+			step = size
 		}
+		i += max(step, 1) // on by a byte at least, as above
 	}
 	return true
 }

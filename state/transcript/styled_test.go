@@ -60,3 +60,35 @@ func BenchmarkInertStyled(b *testing.B) {
 		transcript.InertStyled(frame)
 	}
 }
+
+// Each SGR sequence is kept whole and exactly, wherever it stands (the
+// text's very end included, and every parameter digit), whether the
+// text holds nothing else a terminal acts on or also something that is
+// shown as text.
+func TestInertStyledKeepsEachSGRExactly(t *testing.T) {
+	for _, sgr := range []string{"\x1b[m", "\x1b[0m", "\x1b[9m", "\x1b[1;38;2;215;218;224m", "\x1b[38:5:1m"} {
+		for _, ctl := range []string{"", "\x1b]0;t\x07", "\x1b[2J", "\x1b[0"} {
+			in := ctl + "a" + sgr + "b" + sgr
+			want := transcript.Inert(ctl+"a") + sgr + "b" + sgr
+			if got := transcript.InertStyled(in); got != want {
+				t.Errorf("InertStyled(%q) = %q, want %q", in, got, want)
+			}
+		}
+	}
+}
+
+// A control on its own, with no escape before it (BEL, NUL, DEL, a
+// backspace, a carriage return, a C1 CSI, a bidi override), is shown as
+// Inert shows it, styled text or not: the fast path for styled text
+// lets nothing through but SGR, newlines and tabs.
+func TestInertStyledShowsEveryLoneControl(t *testing.T) {
+	for _, ctl := range []string{"\x07", "\x00", "\x7f", "\x08", "\r", "\u009b", "\u202e"} {
+		for _, tail := range []string{"", "\x1b[1mc\x1b[m"} {
+			in := "a" + ctl + "b" + tail
+			want := transcript.Inert("a"+ctl+"b") + tail
+			if got := transcript.InertStyled(in); got != want {
+				t.Errorf("InertStyled(%q) = %q, want %q", in, got, want)
+			}
+		}
+	}
+}

@@ -186,3 +186,28 @@ func quoteJSON(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// A stream of chunks that add nothing to the reply (empty deltas, a role
+// alone, each a valid event) ends the request once they pass what the
+// lines of no data may take: it sent data all along, so the idle timeout
+// never fired, and it read on for ever.
+func TestAStreamOfEmptyChunksEndsTheRequest(t *testing.T) {
+	var m llmtest.Meter
+	h := newHarness(t, func(cfg *llm.Config) { cfg.HTTPClient = &m })
+	h.srv.Enqueue(llmserver.Stream(times(400_000, c.Role()), c.Text("never"), c.Finish("stop"), llmserver.Done()))
+	turn, err := h.stream(t, true)
+	if err == nil {
+		t.Fatalf("the stream was taken: %q", turn.Content)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "add nothing to the reply") || !strings.Contains(msg, h.srv.URL()) {
+		t.Fatalf("error %q: want the chunks that add nothing and the server named", msg)
+	}
+	if n := m.Read(); n > readCeiling {
+		t.Errorf("read %.1f MiB of the response, past %d MiB", float64(n)/mib, readCeiling/mib)
+	}
+	// A few such chunks are how servers open and close a stream.
+	h.srv.Enqueue(llmserver.Stream(times(1_000, c.Role()), c.Text("fine"), c.Finish("stop"), llmserver.Done()))
+	if turn, err := h.stream(t, true); err != nil || turn.Content != "fine" {
+		t.Fatalf("a thousand role chunks, then text: %q, %v", turn.Content, err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 
@@ -27,6 +28,10 @@ type reader struct {
 	shown     bool
 	chunkErr  string // an error object carried inside a chunk (OpenRouter)
 	notes     []string
+	// idle counts the bytes of chunks that added nothing to the reply
+	// (an empty delta, a role alone): a few are how servers open and
+	// close a stream, and a stream of them would never end a reply.
+	idle int
 }
 
 // consume decodes one raw chunk.
@@ -45,6 +50,16 @@ func (r *reader) consume(raw []byte) error {
 	}
 	if ch.Usage != nil {
 		r.usage = state.Usage{PromptTokens: ch.Usage.PromptTokens, CompletionTokens: ch.Usage.CompletionTokens}
+	}
+	size, finish := r.size, r.finish
+	defer func() {
+		if r.size == size && r.finish == finish && ch.Usage == nil {
+			r.idle += len(raw)
+		}
+	}()
+	if r.idle > r.bound.maxLine() {
+		return r.tooLarge(fmt.Sprintf("more than %s of chunks that add nothing to the reply", sizeOf(r.bound.maxLine())),
+			"the server keeps the stream open without answering; try again, or another server")
 	}
 	for _, choice := range ch.Choices {
 		if choice.Index != 0 {

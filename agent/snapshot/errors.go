@@ -25,6 +25,10 @@ var ErrForeignMark = errors.New("the mark was not taken by this watcher")
 // unconfined at the user's next commit.
 var ErrGitPath = errors.New("a path inside .git, which a restore never writes")
 
+// ErrLinkedPath is a path whose directories include a symbolic link: a
+// restore never writes through one, since a link may lead into .git.
+var ErrLinkedPath = errors.New("a path through a symbolic link, which a restore never writes through")
+
 // ErrChangedMeanwhile is wrapped by PutIf's error when the path, looked at
 // once more just before it was to be replaced, held something it must
 // not overwrite: nothing was replaced.

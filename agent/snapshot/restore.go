@@ -44,14 +44,15 @@ func (w *Watcher) PutIf(p string, img state.FileImage, data []byte, ok func(now 
 	switch {
 	case !state.ValidPath(p):
 		return fmt.Errorf("put %q: %w", p, ErrInvalidPath)
-	case InGitDir(p):
-		return fmt.Errorf("put %s: %w", p, ErrGitPath)
 	case img.Absent:
 		return w.removeIf(p, ok)
 	case img.Untracked != "":
 		return fmt.Errorf("put %s (%s): %w", p, img.Untracked, ErrNotRestorable)
 	case Digest(data) != img.Blob:
 		return fmt.Errorf("put %s: %w: want %s, data is %s", p, ErrDigestMismatch, img.Blob, Digest(data))
+	}
+	if err := w.outsideGit(p); err != nil {
+		return fmt.Errorf("put %s: %w", p, err)
 	}
 	dir := path.Dir(p)
 	made, err := w.mkdirs(dir)
@@ -185,8 +186,8 @@ func (w *Watcher) removeIf(p string, ok func(now state.FileImage) bool) error {
 	if !state.ValidPath(p) {
 		return fmt.Errorf("remove %q: %w", p, ErrInvalidPath)
 	}
-	if InGitDir(p) {
-		return fmt.Errorf("remove %s: %w", p, ErrGitPath)
+	if err := w.outsideGit(p); err != nil {
+		return fmt.Errorf("remove %s: %w", p, err)
 	}
 	info, err := w.root.Lstat(p)
 	switch {
@@ -220,8 +221,8 @@ func (w *Watcher) Sweep(p string) error {
 	if !state.ValidPath(p) {
 		return fmt.Errorf("sweep %q: %w", p, ErrInvalidPath)
 	}
-	if InGitDir(p) {
-		return fmt.Errorf("sweep %s: %w", p, ErrGitPath)
+	if err := w.outsideGit(p); err != nil {
+		return fmt.Errorf("sweep %s: %w", p, err)
 	}
 	dir, base := path.Dir(p), path.Base(p)
 	prefix := "." + base[:min(len(base), 100)] + ".retrace-"
@@ -251,3 +252,40 @@ func (w *Watcher) Sweep(p string) error {
 // InGitDir reports whether the workspace path p is a .git directory or
 // inside one (see state.InGitDir).
 func InGitDir(p string) bool { return state.InGitDir(p) }
+
+// outsideGit refuses a path a restore must not write: one named inside
+// a .git directory (ErrGitPath), one whose directories include a
+// symbolic link (ErrLinkedPath: os.Root follows a link that stays in
+// the workspace, and a link to .git would lead a write into git's own
+// directory under a harmless name), and one inside a directory git
+// keeps a repository in under another name (a --separate-git-dir kept
+// in the workspace, a bare repository): ErrGitPath. What is missing is
+// fine: the restore makes it, as a plain directory.
+func (w *Watcher) outsideGit(p string) error {
+	if InGitDir(p) {
+		return ErrGitPath
+	}
+	for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+		info, err := w.root.Lstat(dir)
+		switch {
+		case isMissing(err):
+			continue
+		case err != nil:
+			return err
+		case info.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s: %w", dir, ErrLinkedPath)
+		case info.IsDir() && w.holdsRepository(dir):
+			return fmt.Errorf("%s: %w", dir, ErrGitPath)
+		}
+	}
+	return nil
+}
+
+// holdsRepository reports whether dir is a git repository's own
+// directory, as git itself tells one: HEAD, objects and refs side by side.
+func (w *Watcher) holdsRepository(dir string) bool {
+	head, herr := w.root.Lstat(path.Join(dir, "HEAD"))
+	objects, oerr := w.root.Lstat(path.Join(dir, "objects"))
+	refs, rerr := w.root.Lstat(path.Join(dir, "refs"))
+	return herr == nil && oerr == nil && rerr == nil && head.Mode().IsRegular() && objects.IsDir() && refs.IsDir()
+}

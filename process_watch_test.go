@@ -23,7 +23,9 @@ func TestWhatATestStartedDiesWithIt(t *testing.T) {
 	needTmux(t)
 	report := filepath.Join(t.TempDir(), "report")
 	helper := testCommand(t, os.Args[0], "-test.run=^TestOrphanHelper$")
-	helper.Env = append(os.Environ(), orphanEnv+"="+report)
+	// The helper is killed outright, so its TestMain cannot remove the
+	// temporary directories it makes: they go under this test's own.
+	helper.Env = append(os.Environ(), orphanEnv+"="+report, "TMPDIR="+t.TempDir())
 	if err := helper.Start(); err != nil {
 		t.Fatal(err)
 	}

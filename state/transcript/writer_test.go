@@ -18,33 +18,7 @@ func TestWriterIsInertAcrossWrites(t *testing.T) {
 	for _, c := range inerttest.Classes {
 		texts = append(texts, "<"+c.Text+"> ✓ 数据")
 	}
-	for _, text := range texts {
-		want := transcript.Inert(text)
-		for cut := 0; cut <= len(text); cut++ {
-			var b strings.Builder
-			w := transcript.NewWriter(&b)
-			for _, part := range []string{text[:cut], text[cut:]} {
-				if n, err := w.Write([]byte(part)); n != len(part) || err != nil {
-					t.Fatalf("Write(%q) = %d, %v", part, n, err)
-				}
-			}
-			if err := w.Flush(); err != nil {
-				t.Fatal(err)
-			}
-			if b.String() != want {
-				t.Errorf("%q cut at %d: wrote %q, want %q", text, cut, b.String(), want)
-			}
-		}
-		var b strings.Builder
-		w := transcript.NewWriter(&b)
-		for i := range len(text) {
-			w.Write([]byte{text[i]})
-		}
-		w.Flush()
-		if b.String() != want {
-			t.Errorf("%q a byte at a time: wrote %q, want %q", text, b.String(), want)
-		}
-	}
+	inertAcrossWrites(t, texts, transcript.Inert, func(b *strings.Builder) flushWriter { return transcript.NewWriter(b) })
 }
 
 // A character cut between two writes is held back, not shown as two
@@ -98,11 +72,26 @@ func TestJSONWriterIsInertJSONAcrossWrites(t *testing.T) {
 		"{\"del\": \"a\x7fb\", \"c1\": \"\u0085\u009b\", \"bidi\": \"\u202egnp.exe\"}",
 		"\"\xe2\x9c\"", "\"end\xf0\x9f",
 	}
+	inertAcrossWrites(t, texts, func(text string) string { return string(transcript.InertJSON([]byte(text))) },
+		func(b *strings.Builder) flushWriter { return transcript.NewJSONWriter(b) })
+}
+
+// flushWriter is a Writer or a JSONWriter.
+type flushWriter interface {
+	Write(p []byte) (int, error)
+	Flush() error
+}
+
+// inertAcrossWrites checks that each text, written through a writer
+// made by newWriter cut in two at every byte and one byte at a time,
+// comes out as inert makes it whole.
+func inertAcrossWrites(t *testing.T, texts []string, inert func(string) string, newWriter func(*strings.Builder) flushWriter) {
+	t.Helper()
 	for _, text := range texts {
-		want := string(transcript.InertJSON([]byte(text)))
+		want := inert(text)
 		for cut := 0; cut <= len(text); cut++ {
 			var b strings.Builder
-			w := transcript.NewJSONWriter(&b)
+			w := newWriter(&b)
 			for _, part := range []string{text[:cut], text[cut:]} {
 				if n, err := w.Write([]byte(part)); n != len(part) || err != nil {
 					t.Fatalf("Write(%q) = %d, %v", part, n, err)
@@ -116,7 +105,7 @@ func TestJSONWriterIsInertJSONAcrossWrites(t *testing.T) {
 			}
 		}
 		var b strings.Builder
-		w := transcript.NewJSONWriter(&b)
+		w := newWriter(&b)
 		for i := range len(text) {
 			w.Write([]byte{text[i]})
 		}

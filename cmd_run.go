@@ -100,6 +100,7 @@ func runTask(ctx context.Context, c *cli, f runFlags, args []string) error {
 			return err
 		}
 	}
+	c.denyDatabase(&cfg)
 	ctrl := session.New(ctx, st, cfg.session(ws, allowed, false, dm))
 	defer ctrl.Close()
 	if err := openForRun(c, ctrl, id, prompt); err != nil {

@@ -95,6 +95,7 @@ func runTUI(ctx context.Context, c *cli, f tuiFlags) error {
 	defer dm.close()
 	// A session opened from the sessions list may be another project's:
 	// the tools that run unasked are its project's, not this one's.
+	c.denyDatabase(&cfg)
 	sc := cfg.session(o.home, cfg.AllowedTools, true, dm)
 	sc.AllowedIn = cfg.allowedIn
 	ctrl := session.New(ctx, st, sc)

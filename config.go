@@ -39,7 +39,8 @@ type config struct {
 	ContextWindow int
 	Theme         string
 	AllowedTools  []string
-	Sandbox       sandbox.Mode // how run_command's commands are confined
+	Sandbox       sandbox.Mode  // how run_command's commands are confined
+	Reach         sandbox.Reach // what sandbox_deny, sandbox_write and sandbox_agents add to it
 	Files         snapshot.Options
 	MaxIterations int
 	MaxReply      int    // the most one model reply may carry, in bytes; 0 is the default
@@ -82,6 +83,14 @@ type fileConfig struct {
 	AllowedTools  []string `toml:"allowed_tools"` // gated tools that run without asking
 	MaxIterations int      `toml:"max_iterations"`
 	Sandbox       string   `toml:"sandbox"` // workspace, workspace-no-network or off
+	// SandboxDeny names more places confined commands may neither read
+	// nor write, on top of the secret places every command is kept from;
+	// SandboxWrite, more directories they may write (a build cache they
+	// share with your own builds, ~/.m2); SandboxAgents lets them use
+	// your SSH and GPG agents (git push over SSH).
+	SandboxDeny   []string `toml:"sandbox_deny"`
+	SandboxWrite  []string `toml:"sandbox_write"`
+	SandboxAgents bool     `toml:"sandbox_agents"`
 	// Exclude lists paths (gitignore patterns) whose changes are not
 	// recorded for rollbacks, on top of .gitignore.
 	Exclude []string `toml:"exclude"`
@@ -167,6 +176,9 @@ func loadConfig(m modelFlags, getenv func(string) string) (config, error) {
 		"theme":          origin(fc.Theme, file),
 		"allowed_tools":  origin(strings.Join(fc.AllowedTools, ","), file),
 		"sandbox":        origin(fc.Sandbox, file),
+		"sandbox_deny":   origin(strings.Join(fc.SandboxDeny, ","), file),
+		"sandbox_write":  origin(strings.Join(fc.SandboxWrite, ","), file),
+		"sandbox_agents": origin(map[bool]string{true: "true"}[fc.SandboxAgents], file),
 	}
 	c.fallback = state.Endpoint{Model: first(fc.Model, defaultModel), BaseURL: trimURL(first(fc.BaseURL, defaultBaseURL)), KeyEnv: first(fc.APIKeyEnv, "OPENAI_API_KEY")}
 	c.apiKeyFlag, c.getenv = m.apiKey, getenv
@@ -182,6 +194,20 @@ func loadConfig(m modelFlags, getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("config %s: %w", c.File, err)
 	}
 	c.Sandbox = mode
+	c.Reach.Agents = fc.SandboxAgents
+	for _, l := range []struct {
+		name  string
+		paths []string
+		to    *[]string
+	}{{"sandbox_deny", fc.SandboxDeny, &c.Reach.Deny}, {"sandbox_write", fc.SandboxWrite, &c.Reach.Write}} {
+		for _, p := range l.paths {
+			abs, err := configPath(p, getenv)
+			if err != nil {
+				return c, fmt.Errorf("config %s: %s: %w", c.File, l.name, err)
+			}
+			*l.to = append(*l.to, abs)
+		}
+	}
 	if fc.MaxFileMiB < 0 {
 		return c, fmt.Errorf("config %s: max_file_mib is %d; it is a size in MiB, 1 or more (default 10)", c.File, fc.MaxFileMiB)
 	}
@@ -333,7 +359,7 @@ func (c config) session(ws *tools.Workspace, allowed []string, interactive bool,
 		Resolve:       func(rec state.Endpoint) (session.Endpoint, error) { return c.endpoint(rec, dm) },
 		ContextWindow: c.ContextWindow, MaxIterations: c.MaxIterations,
 		Workspace: ws, Allowed: allowed, RestartOK: interactive, ReadOnlyWhenBusy: interactive,
-		Sandbox: c.Sandbox, Files: c.Files, MaxReply: c.MaxReply,
+		Sandbox: c.Sandbox, Reach: c.Reach, Files: c.Files, MaxReply: c.MaxReply,
 		Instructions: session.Instructions{UserDir: c.userDir()},
 	}
 }
@@ -368,6 +394,9 @@ func (c config) settings() []tui.Setting {
 		{Name: "theme", Value: theme, From: c.From["theme"]},
 		{Name: "allowed_tools", Value: allowed, From: c.From["allowed_tools"]},
 		{Name: "sandbox", Value: c.Sandbox.String(), From: c.From["sandbox"]},
+		{Name: "sandbox_deny", Value: listOrNone(c.Reach.Deny), From: c.From["sandbox_deny"]},
+		{Name: "sandbox_write", Value: listOrNone(c.Reach.Write), From: c.From["sandbox_write"]},
+		{Name: "sandbox_agents", Value: strconv.FormatBool(c.Reach.Agents), From: c.From["sandbox_agents"]},
 		{Name: "your AGENTS.md", Value: instructions, From: "beside the config file"},
 	}
 }
@@ -546,6 +575,31 @@ func syncDir(dir string) error {
 		serr = cerr
 	}
 	return serr
+}
+
+// listOrNone is a list setting as the /memory view shows it.
+func listOrNone(l []string) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	return strings.Join(l, ", ")
+}
+
+// configPath is a path the config file names: absolute, or under the
+// home directory as ~/path. A relative path is refused: relative to what
+// is not clear, and a sandbox rule must be.
+func configPath(p string, getenv func(string) string) (string, error) {
+	if rest, ok := strings.CutPrefix(p, "~"); ok && (rest == "" || rest[0] == '/') {
+		home := getenv("HOME")
+		if !filepath.IsAbs(home) {
+			return "", fmt.Errorf("%q starts with ~, and HOME is not set", p)
+		}
+		p = filepath.Join(home, rest)
+	}
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("%q is not a full path; write it from / or ~/", p)
+	}
+	return filepath.Clean(p), nil
 }
 
 func defaultConfigPath(getenv func(string) string) string {

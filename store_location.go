@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -72,6 +73,20 @@ func configDatabase(path string) (string, error) {
 		return "", fmt.Errorf("config %s: %s", path, oneLine(err.Error()))
 	}
 	return fc.Database, nil
+}
+
+// denyDatabase closes the database file to confined commands: it holds
+// every session, and what a command prints goes to a model. Its default
+// place is among the sandbox's secret places already; --db, RETRACE_DB
+// and the config's database may name any.
+func (c *cli) denyDatabase(cfg *config) {
+	loc, err := c.dbLocation()
+	if err != nil || isDatabaseURL(loc) {
+		return
+	}
+	if abs, err := filepath.Abs(loc); err == nil {
+		cfg.Reach.Deny = append(cfg.Reach.Deny, abs)
+	}
 }
 
 // openStore opens the database the command line names.

@@ -163,7 +163,9 @@ func supervise(cmd *exec.Cmd, parent int, signals <-chan os.Signal, status *os.F
 // lacks. The network is handled only when it is to be closed: a
 // configuration that handles it with no rules refuses every port.
 // Scoping keeps the command from signalling processes outside the sandbox
-// (retrace among them) and from abstract Unix sockets outside it.
+// (retrace among them) and from abstract Unix sockets outside it; from
+// ABI 9 it reaches no Unix socket by path outside it either, but the
+// agents' sockets it is let use.
 func (p policy) restrict() error {
 	cfg := landlock.Config{HandledAccessFS: landlock.V11.HandledAccessFS, Scoped: landlock.V11.Scoped}
 	if p.NoNetwork {
@@ -178,5 +180,6 @@ func (p policy) restrict() error {
 		landlock.RODirs(p.Read...).IgnoreIfMissing(),
 		landlock.ROFiles(p.ReadFiles...).IgnoreIfMissing(),
 		landlock.RWFiles(p.Devices...).WithIoctlDev().IgnoreIfMissing(),
+		landlock.ROFiles(p.Sockets...).WithResolveUnix().IgnoreIfMissing(),
 	)
 }

@@ -63,6 +63,10 @@ type Status struct {
 	// Reason says why commands are less confined than the mode asks,
 	// or is empty when they are confined as asked.
 	Reason string
+	// Agents: commands may use the person's SSH and GPG agents and the
+	// D-Bus session bus, as the configuration asks (Reach.Agents).
+	// Check leaves it false; whoever knows the Reach sets it.
+	Agents bool
 }
 
 // Check reports how commands run in mode m on this machine. The kernel is
@@ -110,16 +114,24 @@ func (s Status) Unconfined() bool { return !s.Files }
 // Warning is what a person should be told before approving a command,
 // empty when commands are confined as the mode asks: "commands run
 // unconfined: <reason>", or "commands have network: <reason>" when only
-// the network part of workspace-no-network is missing.
+// the network part of workspace-no-network is missing, and that commands
+// can use the person's agents when the configuration lets them.
 func (s Status) Warning() string {
+	var w []string
 	switch {
 	case s.Reason == "":
-		return ""
 	case !s.Files:
-		return "commands run unconfined: " + s.Reason
+		w = append(w, "commands run unconfined: "+s.Reason)
+	default:
+		w = append(w, "commands have network: "+s.Reason)
 	}
-	return "commands have network: " + s.Reason
+	if s.Agents {
+		w = append(w, agentsNote)
+	}
+	return strings.Join(w, "; ")
 }
+
+const agentsNote = "commands can use your SSH and GPG agents (sandbox_agents = true)"
 
 // String says in one line how commands run, for a status line or a log.
 func (s Status) String() string {
@@ -133,5 +145,9 @@ func (s Status) String() string {
 	case s.Mode == WorkspaceNoNetwork:
 		net = "network allowed: " + s.Reason
 	}
-	return fmt.Sprintf("commands sandboxed (Landlock ABI %d): they write only in the workspace and their temp dir; %s", s.ABI, net)
+	out := fmt.Sprintf("commands sandboxed (Landlock ABI %d): they write only in the workspace and their temp dir; %s", s.ABI, net)
+	if s.Agents {
+		out += "; " + agentsNote
+	}
+	return out
 }

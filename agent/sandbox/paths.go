@@ -1,9 +1,12 @@
 package sandbox
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // policy is what the launcher is told: whose death ends the command and
@@ -24,6 +27,10 @@ type policy struct {
 	Read      []string `json:"read"`       // directories: read, list, execute
 	ReadFiles []string `json:"read_files"` // single files: read, execute
 	Devices   []string `json:"devices"`    // device files: read and write
+	// Sockets are the agents' Unix sockets a command may connect to
+	// (Reach.Agents); from ABI 9 Landlock refuses any other outside the
+	// sandbox.
+	Sockets []string `json:"sockets"`
 	// Watch is the workspace: the launcher notes which paths under it
 	// the command's processes write (see watcher). Empty: not watched.
 	Watch string `json:"watch"`
@@ -50,35 +57,93 @@ var systemDirs = []string{
 // devices are written as well as read: output thrown away, randomness.
 var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
-// newPolicy is what a command in dir may touch. tmp is its private temp
-// dir and cache the Go build cache confined commands share (empty: none).
-// The home directory is not readable: it holds keys, tokens, other
-// projects and retrace's own database. Only what builds need from it is:
-// see homePaths.
-func newPolicy(st Status, dir, tmp, cache string, getenv func(string) string, goBin string) policy {
+// The secret places: where a home directory keeps keys, tokens,
+// passwords, browsing and shell history, and where retrace keeps its
+// sessions. A confined command may neither read nor write them, whatever
+// else it may read; Reach.Deny adds to them, and nothing takes one away.
+// Each list is relative to its base: the home directory, or
+// $XDG_CONFIG_HOME, $XDG_DATA_HOME and $XDG_CACHE_HOME, each both where
+// the variable says and at its default place under home.
+var (
+	homeSecrets = []string{
+		".ssh", ".gnupg", ".aws", ".azure", ".netrc", ".git-credentials", ".docker/config.json", ".kube",
+		".password-store", ".pgpass", ".vault-token", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
+		".gem/credentials", ".terraform.d/credentials.tfrc.json", ".mozilla", ".thunderbird",
+		".bash_history", ".zsh_history", ".python_history", ".psql_history", ".mysql_history", ".node_repl_history",
+	}
+	configSecrets = []string{
+		"gcloud", "gh", "hub", "git/credentials", "containers/auth.json", "op", "1Password", "Bitwarden", "keepassxc",
+		"google-chrome", "chromium", "BraveSoftware", "microsoft-edge", "vivaldi", "retrace",
+	}
+	dataSecrets  = []string{"keyrings", "kwalletd", "fish/fish_history", "retrace"}
+	cacheSecrets = []string{"retrace"}
+)
+
+// agentVars name the agents' sockets: whoever reaches one signs, decrypts
+// or asks for secrets as the person (ssh-add -l, git push, a keyring over
+// D-Bus), keys that no file of theirs gives away. Commands do not see
+// them unless Reach.Agents lets them.
+var agentVars = []string{"SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS"}
+
+// Reach is what the configuration adds to a mode's confinement.
+type Reach struct {
+	// Deny are more places a confined command may neither read nor
+	// write, on top of the secret places every command is kept from.
+	Deny []string
+	// Write are more directories a confined command may write: caches
+	// shared with the person's own builds (~/.m2, ~/.gradle, ~/.cargo).
+	Write []string
+	// Agents lets commands use the SSH agent, the GPG agent and the
+	// D-Bus session bus (git push over SSH), and read ~/.ssh's
+	// known_hosts and config for it; the keys stay closed.
+	Agents bool
+}
+
+// newPolicy is what command c may touch, run with temp dir tmp and the
+// workspace's cache directory cache (empty: none). The home directory is
+// readable, less the secret places (see secretPlaces); the system
+// directories and what builds need are readable wherever they are (see
+// homePaths); only the workspace, tmp, cache and what Reach.Write names
+// are writable.
+func newPolicy(st Status, c Command, tmp, cache string, getenv func(string) string, goBin string) policy {
 	p := policy{Parent: os.Getpid(), Confine: st.Files, NoNetwork: st.Network, Refer: st.ABI >= 2}
 	if watchWrites {
-		p.Watch = dir
+		p.Watch = c.Dir
 	}
 	if !p.Confine {
 		return p
 	}
-	p.Write = []string{dir, tmp}
+	secrets := secretPlaces(getenv, c.Reach.Deny)
+	p.Write = []string{c.Dir, tmp}
 	if cache != "" {
 		p.Write = append(p.Write, cache)
 	}
-	p.Read, p.ReadFiles = classify(append(slices.Clone(systemDirs), homePaths(getenv, goBin)...))
+	// A directory the configuration makes writable is one the person
+	// chose; a secret place in it stays closed all the same.
+	extra, _ := classify(carve(c.Reach.Write, secrets))
+	p.Write = append(p.Write, extra...)
+	read := append(slices.Clone(systemDirs), homePaths(getenv, goBin)...)
+	if c.Reach.Agents {
+		p.Sockets = agentSockets(getenv)
+		if home := getenv("HOME"); home != "" {
+			read = append(read, filepath.Join(home, "known_hosts"), filepath.Join(home, ".ssh", "config"))
+			secrets = slices.DeleteFunc(secrets, func(s string) bool { return s == filepath.Join(home, ".ssh") })
+			secrets = append(secrets, sshKeyPlaces(filepath.Join(home, ".ssh"))...)
+		}
+	}
+	p.Read, p.ReadFiles = classify(carve(read, secrets))
 	p.Devices = devices
 	return p
 }
 
-// homePaths are the places outside the system directories that builds
-// read: the Go toolchain (wherever go on PATH lives), GOPATH with the
-// module cache and installed tools, the go command's settings file, git's
-// settings (git refuses to run when it cannot read them), and the
-// directories on PATH, whose programs the model will run. PATH entries
-// that are relative, the root or the home directory itself are skipped:
-// they would open far more than programs.
+// homePaths are the places outside the system directories that commands
+// read: the home directory (less its secret places, which carve takes
+// out), the Go toolchain (wherever go on PATH lives), GOPATH with the
+// module cache and installed tools, the go command's settings file,
+// git's settings (git refuses to run when it cannot read them), and the
+// directories on PATH, whose programs the model will run. A PATH entry
+// that is relative or the root is skipped: it would open far more than
+// programs.
 func homePaths(getenv func(string) string, goBin string) []string {
 	home := getenv("HOME")
 	config := getenv("XDG_CONFIG_HOME")
@@ -90,10 +155,11 @@ func homePaths(getenv func(string) string, goBin string) []string {
 		if !filepath.IsAbs(p) {
 			return
 		}
-		if p = filepath.Clean(p); p != "/" && p != filepath.Clean(home) {
+		if p = filepath.Clean(p); p != "/" {
 			out = append(out, p)
 		}
 	}
+	add(home)
 	if goBin != "" && filepath.Base(filepath.Dir(goBin)) == "bin" {
 		add(filepath.Dir(filepath.Dir(goBin)))
 	}
@@ -120,6 +186,145 @@ func homePaths(getenv func(string) string, goBin string) []string {
 	return out
 }
 
+// secretPlaces are the absolute paths of the secret places for the
+// environment getenv reads, and deny's absolute paths after them.
+func secretPlaces(getenv func(string) string, deny []string) []string {
+	home := getenv("HOME")
+	var out []string
+	add := func(base string, rel []string) {
+		for _, r := range rel {
+			out = append(out, filepath.Join(base, r))
+		}
+	}
+	if filepath.IsAbs(home) {
+		add(home, homeSecrets)
+	}
+	for _, b := range []struct {
+		env, under string
+		rel        []string
+	}{
+		{"XDG_CONFIG_HOME", ".config", configSecrets},
+		{"XDG_DATA_HOME", ".local/share", dataSecrets},
+		{"XDG_CACHE_HOME", ".cache", cacheSecrets},
+	} {
+		def := ""
+		if filepath.IsAbs(home) {
+			def = filepath.Join(home, b.under)
+			add(def, b.rel)
+		}
+		if dir := getenv(b.env); filepath.IsAbs(dir) && filepath.Clean(dir) != def {
+			add(filepath.Clean(dir), b.rel)
+		}
+	}
+	for _, p := range append([]string{getenv("GNUPGHOME"), getenv("PASSWORD_STORE_DIR")}, deny...) {
+		if filepath.IsAbs(p) {
+			out = append(out, filepath.Clean(p))
+		}
+	}
+	return out
+}
+
+// sshKeyPlaces are what ~/.ssh holds besides known_hosts and config: the
+// keys, which stay closed when Reach.Agents opens those two.
+func sshKeyPlaces(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return []string{dir}
+	}
+	var out []string
+	for _, e := range entries {
+		if n := e.Name(); n != "known_hosts" && n != "config" {
+			out = append(out, filepath.Join(dir, n))
+		}
+	}
+	return out
+}
+
+// agentSockets are the Unix sockets agentVars name.
+func agentSockets(getenv func(string) string) []string {
+	var out []string
+	if s := getenv("SSH_AUTH_SOCK"); filepath.IsAbs(s) {
+		out = append(out, s)
+	}
+	if s, _, _ := strings.Cut(getenv("GPG_AGENT_INFO"), ":"); filepath.IsAbs(s) {
+		out = append(out, s)
+	}
+	// unix:path=/run/user/1000/bus[,guid=...]; an abstract address needs
+	// no path, and Landlock's scoping (ABI 6) refuses it all the same.
+	for _, a := range strings.Split(getenv("DBUS_SESSION_BUS_ADDRESS"), ";") {
+		for _, kv := range strings.Split(strings.TrimPrefix(a, "unix:"), ",") {
+			if s, ok := strings.CutPrefix(kv, "path="); ok && filepath.IsAbs(s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// carve returns paths that together cover what grants cover, less every
+// place in deny and everything beneath one. Landlock only allows, so a
+// grant that holds a denied place is replaced by its children, level by
+// level down to the denied place, which is left out. Paths are compared
+// as the kernel resolves them: a rule on a symlink covers its target, and
+// a secret reached through a link is the same secret. What does not exist
+// is left out.
+func carve(grants, deny []string) []string {
+	denied := make([]string, 0, 2*len(deny))
+	for _, d := range deny {
+		denied = append(denied, filepath.Clean(d), resolve(d))
+	}
+	in := func(p, dir string) bool { return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/") }
+	var out []string
+	expanded := map[string]bool{}
+	var walk func(p string)
+	walk = func(p string) {
+		r, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return
+		}
+		if slices.ContainsFunc(denied, func(d string) bool { return in(r, d) }) {
+			return
+		}
+		if !slices.ContainsFunc(denied, func(d string) bool { return in(d, r) }) {
+			out = append(out, p)
+			return
+		}
+		// A link back to a directory already split (~/loop -> ~) adds
+		// nothing its first split did not.
+		if expanded[r] {
+			return
+		}
+		expanded[r] = true
+		entries, err := os.ReadDir(r)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			walk(filepath.Join(p, e.Name()))
+		}
+	}
+	for _, g := range grants {
+		if filepath.IsAbs(g) {
+			walk(filepath.Clean(g))
+		}
+	}
+	return out
+}
+
+// resolve is p with its symlinks resolved as far as it exists: a secret
+// place not made yet, under a linked directory, is where the link leads.
+func resolve(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	parent := filepath.Dir(p)
+	if parent == p {
+		return p
+	}
+	return filepath.Join(resolve(parent), filepath.Base(p))
+}
+
 // classify sorts paths into directories and files, dropping those that do
 // not exist: Landlock takes different rights for each, and the launcher
 // should not have to stat anything.
@@ -142,20 +347,34 @@ func classify(paths []string) (dirs, files []string) {
 	return dirs, files
 }
 
-// goCache is the Go build cache for confined commands. A build needs a
-// writable cache (with a read-only one, go build fails with "package fmt
-// is not in std"), but letting a command write the person's own cache
-// would let it plant a compiled package that their next build outside
-// the sandbox links: a way out. So confined commands share a cache of
-// their own, which only ever feeds other confined builds.
-func goCache(getenv func(string) string) string {
+// workspaceCache is the cache directory of the confined commands that
+// run in workspace ws: their Go build cache ($GOCACHE), and
+// $XDG_CACHE_HOME and npm's cache for the rest. A build needs a writable
+// cache (with a read-only one, go build fails with "package fmt is not in
+// std"), but a cache shared by two workspaces is a way out: a hostile
+// repository's script plants a compiled package in it, and the next build
+// in another project links it into a binary the person runs unconfined.
+// So each workspace has its own, named by its path's hash, and its
+// commands may write no other.
+func workspaceCache(getenv func(string) string, ws string) string {
 	base := getenv("XDG_CACHE_HOME")
-	if base == "" {
+	if !filepath.IsAbs(base) {
 		home := getenv("HOME")
-		if home == "" {
+		if !filepath.IsAbs(home) {
 			return ""
 		}
 		base = filepath.Join(home, ".cache")
 	}
-	return filepath.Join(base, "retrace", "go-build")
+	sum := sha256.Sum256([]byte(filepath.Clean(ws)))
+	return filepath.Join(base, "retrace", "sandbox", hex.EncodeToString(sum[:8]))
+}
+
+// cacheEnv points the caches of what commands run into the workspace's
+// cache directory.
+func cacheEnv(cache string) []string {
+	return []string{
+		"XDG_CACHE_HOME=" + cache,
+		"GOCACHE=" + filepath.Join(cache, "go-build"),
+		"npm_config_cache=" + filepath.Join(cache, "npm"),
+	}
 }

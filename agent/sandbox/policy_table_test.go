@@ -23,8 +23,8 @@ type grant struct {
 }
 
 // writtenPolicy is the policy for a command in ws with temp dir tmp and
-// the confined commands' build cache, for a user whose HOME is home and
-// whose PATH is /usr/bin, /bin and home/bin.
+// its workspace's cache, for a user whose HOME is home (laid out as
+// fakeHome makes it) and whose PATH is /usr/bin, /bin and home/bin.
 func writtenPolicy(home, ws, tmp, cache string) []grant {
 	var out []grant
 	// The system: programs, libraries, configuration, certificates, DNS,
@@ -35,15 +35,19 @@ func writtenPolicy(home, ws, tmp, cache string) []grant {
 		"/proc", "/sys", "/dev"} {
 		out = append(out, grant{path: d})
 	}
-	// Of the home directory only what builds read: GOPATH (the module
-	// cache), go's and git's settings, the programs on PATH.
-	for _, d := range []string{"go", ".config/go", ".config/git", "bin"} {
+	// The home directory, less the secret places: each child that holds
+	// none whole, and the children of those that do, down to the
+	// secret place. So home itself is not listed: it holds .ssh.
+	for _, d := range []string{"go", "bin", "other-project", ".pyenv", ".config/go", ".config/nvim",
+		".cache/go-build", ".cache/pip", ".local/share/nvim", ".local/bin", ".docker/contexts"} {
 		out = append(out, grant{path: filepath.Join(home, d)})
 	}
+	for _, f := range []string{".gitconfig", ".bashrc", ".config/git/config", ".config/git/ignore"} {
+		out = append(out, grant{path: filepath.Join(home, f), file: true})
+	}
 	out = append(out, grant{path: "/usr/bin"}) // on PATH, as /bin and home/bin are
-	out = append(out, grant{path: filepath.Join(home, ".gitconfig"), file: true})
-	// Written: the workspace, the command's own temp dir, the confined
-	// commands' build cache, and the devices that take output.
+	// Written: the workspace, the command's own temp dir, its
+	// workspace's cache, and the devices that take output.
 	for _, d := range []string{ws, tmp, cache} {
 		out = append(out, grant{path: d, write: true})
 	}
@@ -60,34 +64,62 @@ type access struct{ read, write bool }
 // side of every line it draws.
 func probes(home, ws, tmp, cache string) map[string]access {
 	none, read, both := access{}, access{read: true}, access{true, true}
+	h := func(rel string) string { return filepath.Join(home, rel) }
 	return map[string]access{
-		filepath.Join(ws, "src", "main.go"):             both,
-		filepath.Join(tmp, "scratch"):                   both,
-		filepath.Join(cache, "ab", "cd-a"):              both,
-		"/usr/bin/env":                                  read,
-		"/etc/hostname":                                 read,
-		"/proc/self/status":                             read,
-		"/dev/null":                                     both,
-		filepath.Join(home, "go", "pkg", "mod", "m"):    read,
-		filepath.Join(home, ".config", "git", "config"): read,
-		filepath.Join(home, ".config", "go", "env"):     read,
-		filepath.Join(home, ".gitconfig"):               read,
-		filepath.Join(home, "bin", "tool"):              read,
-		// Never: keys, other settings, retrace's own database, other
-		// projects, the user's own build cache, home itself, the rest of
-		// /run, /var and /tmp.
-		home: none,
-		filepath.Join(home, ".ssh", "id_ed25519"):                       none,
-		filepath.Join(home, ".config", "gh", "hosts.yml"):               none,
-		filepath.Join(home, ".local", "share", "retrace", "retrace.db"): none,
-		filepath.Join(home, "other-project", "main.go"):                 none,
-		filepath.Join(home, ".cache", "go-build", "ab", "cd-a"):         none,
-		filepath.Join(home, ".gitconfig.d", "extra"):                    none,
-		filepath.Join(filepath.Dir(ws), "sibling-workspace", "README"):  none,
-		"/run/user/1000/bus":  none,
-		"/var/log/syslog":     none,
-		"/root/.bash_history": none,
-		filepath.Join(os.TempDir(), "someone-elses-file"): none,
+		filepath.Join(ws, "src", "main.go"): both,
+		filepath.Join(tmp, "scratch"):       both,
+		filepath.Join(cache, "ab", "cd-a"):  both,
+		"/usr/bin/env":                      read,
+		"/etc/hostname":                     read,
+		"/proc/self/status":                 read,
+		"/dev/null":                         both,
+		// The home directory, read only: toolchains kept there (pyenv,
+		// nvm), settings, other projects, the person's own caches.
+		h("go/pkg/mod/m"):            read,
+		h(".config/git/config"):      read,
+		h(".config/git/ignore"):      read,
+		h(".config/go/env"):          read,
+		h(".config/nvim/init.lua"):   read,
+		h(".gitconfig"):              read,
+		h(".bashrc"):                 read,
+		h("bin/tool"):                read,
+		h("other-project/main.go"):   read,
+		h(".pyenv/libexec/pyenv"):    read,
+		h(".cache/go-build/ab/cd-a"): read,
+		h(".cache/pip/http/x"):       read,
+		h(".local/share/nvim/x"):     read,
+		h(".local/bin/tool"):         read,
+		h(".docker/contexts/meta"):   read,
+		// Never: keys, tokens, credentials, password stores, browser
+		// profiles, shell history, retrace's own data, settings and
+		// caches; nor the listing of home itself (it holds them), the
+		// rest of /run, /var and /tmp.
+		home:                                                           none,
+		h(".ssh/id_ed25519"):                                           none,
+		h(".gnupg/private-keys-v1.d/k.key"):                            none,
+		h(".aws/credentials"):                                          none,
+		h(".azure/msal_token_cache.json"):                              none,
+		h(".config/gcloud/credentials.db"):                             none,
+		h(".config/gh/hosts.yml"):                                      none,
+		h(".netrc"):                                                    none,
+		h(".git-credentials"):                                          none,
+		h(".config/git/credentials"):                                   none,
+		h(".docker/config.json"):                                       none,
+		h(".kube/config"):                                              none,
+		h(".password-store/github.gpg"):                                none,
+		h(".local/share/keyrings/login.keyring"):                       none,
+		h(".mozilla/firefox/p/logins.json"):                            none,
+		h(".config/google-chrome/Default/Cookies"):                     none,
+		h(".config/chromium/Default/Cookies"):                          none,
+		h(".bash_history"):                                             none,
+		h(".local/share/retrace/retrace.db"):                           none,
+		h(".config/retrace/config.toml"):                               none,
+		h(".cache/retrace/sandbox/other/x"):                            none,
+		filepath.Join(filepath.Dir(ws), "sibling-workspace", "README"): none,
+		"/run/user/1000/bus":                                           none,
+		"/var/log/syslog":                                              none,
+		"/root/.bash_history":                                          none,
+		filepath.Join(os.TempDir(), "someone-elses-file"):              none,
 	}
 }
 
@@ -98,7 +130,7 @@ func fakeHome(t *testing.T) (home, ws, tmp, cache string) {
 	t.Helper()
 	base := t.TempDir()
 	home, ws, tmp = filepath.Join(base, "home"), filepath.Join(base, "ws"), filepath.Join(base, "cmdtmp")
-	cache = filepath.Join(home, ".cache", "retrace", "go-build")
+	cache = workspaceCache(homeEnv(home), ws)
 	for p := range probes(home, ws, tmp, cache) {
 		if !strings.HasPrefix(p, base) || p == home {
 			continue
@@ -141,7 +173,7 @@ func (p policy) allows(path string) access {
 // out of both, as the code leaves them out.
 func TestPolicyIsTheWrittenOne(t *testing.T) {
 	home, ws, tmp, cache := fakeHome(t)
-	p := newPolicy(Status{Files: true, Network: true, ABI: 4}, ws, tmp, cache, homeEnv(home), "")
+	p := newPolicy(Status{Files: true, Network: true, ABI: 4}, Command{Dir: ws}, tmp, cache, homeEnv(home), "")
 	var want, got []string
 	for _, g := range writtenPolicy(home, ws, tmp, cache) {
 		if _, err := os.Stat(g.path); err != nil && !g.write {
@@ -181,7 +213,7 @@ func TestPolicyIsTheWrittenOne(t *testing.T) {
 // no less.
 func TestPolicyProbes(t *testing.T) {
 	home, ws, tmp, cache := fakeHome(t)
-	p := newPolicy(Status{Files: true, Network: true, ABI: 4}, ws, tmp, cache, homeEnv(home), "")
+	p := newPolicy(Status{Files: true, Network: true, ABI: 4}, Command{Dir: ws}, tmp, cache, homeEnv(home), "")
 	for path, want := range probes(home, ws, tmp, cache) {
 		if got := p.allows(path); got != want {
 			t.Errorf("%s: the policy allows %+v, the written policy %+v", path, got, want)

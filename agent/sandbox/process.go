@@ -32,19 +32,28 @@ type Command struct {
 	// API key's, so that `env` cannot put the key into a tool result,
 	// and so into the session.
 	Hide []string
+	// Reach is what the configuration adds to the mode: places closed
+	// or opened, and the agents let through.
+	Reach Reach
 }
 
 // environ is retrace's environment as c sees it: without the variables
-// it hides, and with TMPDIR set to its private temp dir.
-func (c Command) environ(tmp string) []string {
-	env := make([]string, 0, len(os.Environ())+1)
+// it hides and the agents' (unless Reach.Agents lets them through), with
+// TMPDIR set to its private temp dir, and set's NAME=VALUE pairs in place
+// of the variables they name.
+func (c Command) environ(tmp string, set ...string) []string {
+	set = append(set, "TMPDIR="+tmp)
+	hidden := func(name string) bool {
+		return slices.Contains(c.Hide, name) || (!c.Reach.Agents && slices.Contains(agentVars, name)) ||
+			slices.ContainsFunc(set, func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
+	}
+	env := make([]string, 0, len(os.Environ())+len(set))
 	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if name != "TMPDIR" && !slices.Contains(c.Hide, name) {
+		if name, _, _ := strings.Cut(kv, "="); !hidden(name) {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "TMPDIR="+tmp)
+	return append(env, set...)
 }
 
 // Exit is how a command ended.

@@ -33,18 +33,19 @@ const (
 
 // command builds the launcher's command line for c.
 func (p *Process) command(c Command, st Status) (*exec.Cmd, error) {
-	env := c.environ(p.tmp)
+	var set []string
 	cache := ""
 	if st.Files {
-		if cache = goCache(os.Getenv); cache != "" {
+		if cache = workspaceCache(os.Getenv, c.Dir); cache != "" {
 			if err := os.MkdirAll(cache, 0o700); err != nil {
-				return nil, fmt.Errorf("sandbox: make the confined commands' Go build cache: %w", err)
+				return nil, fmt.Errorf("sandbox: make the workspace's cache directory: %w", err)
 			}
-			env = append(env, "GOCACHE="+cache)
+			set = cacheEnv(cache)
 		}
 	}
+	env := c.environ(p.tmp, set...)
 	goBin := toolchain()
-	pol, err := json.Marshal(newPolicy(st, c.Dir, p.tmp, cache, os.Getenv, goBin))
+	pol, err := json.Marshal(newPolicy(st, c, p.tmp, cache, os.Getenv, goBin))
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: encode the policy: %w", err)
 	}

@@ -56,8 +56,10 @@ type Config struct {
 	// new checkpoints, and whether the writer let it go; 0 is every half
 	// second.
 	Follow time.Duration
-	// Sandbox is how run_command's commands are confined.
+	// Sandbox is how run_command's commands are confined, and Reach
+	// what the configuration adds to it.
 	Sandbox sandbox.Mode
+	Reach   sandbox.Reach
 	// Files says which workspace files are tracked and how large a file's
 	// content may be to be kept for a rollback.
 	Files snapshot.Options
@@ -280,7 +282,7 @@ func toolOptions(cfg Config, keyEnv string) tools.Options {
 	if keyEnv != "" && keyEnv != hide[0] {
 		hide = append(hide, keyEnv)
 	}
-	return tools.Options{Sandbox: cfg.Sandbox, HideEnv: hide}
+	return tools.Options{Sandbox: cfg.Sandbox, Reach: cfg.Reach, HideEnv: hide}
 }
 
 func (c *Controller) newAgentLocked() *agent.Agent {

@@ -58,7 +58,7 @@ func (r *Registry) runCommand(ctx context.Context, a *commandArgs) (string, erro
 	// One pipe for both streams keeps them interleaved as written, and
 	// being an *os.File it goes to the child as is, with no copying
 	// goroutine for Wait to wait on.
-	proc, err := sandbox.Start(sandbox.Command{Mode: r.opts.Sandbox, Dir: r.ws.Root(), Shell: a.Command, Output: pw, Hide: r.opts.HideEnv})
+	proc, err := sandbox.Start(sandbox.Command{Mode: r.opts.Sandbox, Dir: r.ws.Root(), Shell: a.Command, Output: pw, Hide: r.opts.HideEnv, Reach: r.opts.Reach})
 	pw.Close()
 	if err != nil {
 		pr.Close()

@@ -46,6 +46,9 @@ type Options struct {
 	// value is sandbox.Workspace. Registry.Sandbox says what this
 	// machine gives it.
 	Sandbox sandbox.Mode
+	// Reach is what the configuration adds to the sandbox's mode:
+	// places closed or opened to commands, and the agents let through.
+	Reach sandbox.Reach
 	// HideEnv names environment variables run_command's commands do not
 	// see (the API key's).
 	HideEnv []string

@@ -85,6 +85,9 @@ func TestConfigErrors(t *testing.T) {
 		"an unknown allowed tool":           {`allowed_tools = ["rm"]`, `"rm"`, modelFlags{apiKey: "k"}},
 		"a missing --config file":           {"-", "does not exist", modelFlags{apiKey: "k"}},
 		"an unknown sandbox mode":           {`sandbox = "strict"`, `"strict"; the modes are workspace, workspace-no-network, off`, modelFlags{apiKey: "k"}},
+		"a relative sandbox_deny":           {`sandbox_deny = ["secrets"]`, `sandbox_deny: "secrets" is not a full path; write it from / or ~/`, modelFlags{apiKey: "k"}},
+		"a ~ path with no HOME":             {`sandbox_write = ["~/.m2"]`, `sandbox_write: "~/.m2" starts with ~, and HOME is not set`, modelFlags{apiKey: "k"}},
+		"~user is no path":                  {`sandbox_write = ["~bob/.m2"]`, `"~bob/.m2" is not a full path`, modelFlags{apiKey: "k"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tc.flags.configPath = file
@@ -225,6 +228,25 @@ func TestConfigSandbox(t *testing.T) {
 	}
 }
 
+// sandbox_deny, sandbox_write and sandbox_agents reach the session's
+// tools, ~ read as the home directory.
+func TestConfigSandboxReach(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "c.toml")
+	body := "sandbox_deny = [\"~/work/secrets\", \"/srv/keys/\"]\nsandbox_write = [\"~/.m2\"]\nsandbox_agents = true\n"
+	if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": "/home/u"}
+	c, err := loadConfig(modelFlags{configPath: file, apiKey: "k"}, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.session(nil, nil, false, nil).Reach
+	if strings.Join(r.Deny, " ") != "/home/u/work/secrets /srv/keys" || strings.Join(r.Write, " ") != "/home/u/.m2" || !r.Agents {
+		t.Fatalf("the session's reach: %+v", r)
+	}
+}
+
 // exclude and max_file_mib reach the workspace watcher's options, and
 // max_reply_mib the model's.
 func TestConfigFiles(t *testing.T) {
@@ -262,7 +284,7 @@ func TestConfigUnknownSettingWarns(t *testing.T) {
 	}
 	want := []string{
 		`config ` + file + `: unknown settings "modle" (did you mean "model"?), "colours" are ignored`,
-		"the settings are model, base_url, api_key_env, context_window, theme, allowed_tools, max_iterations, sandbox, exclude, max_file_mib, max_reply_mib",
+		"the settings are model, base_url, api_key_env, context_window, theme, allowed_tools, max_iterations, sandbox, sandbox_deny, sandbox_write, sandbox_agents, exclude, max_file_mib, max_reply_mib",
 	}
 	if len(c.Warnings) != 1 {
 		t.Fatalf("want one warning, got %q", c.Warnings)

@@ -18,19 +18,31 @@
 // links the package has it, test binaries included.
 //
 // A confined command may read, write, create, remove and execute in the
-// workspace and in a private temp dir made for it ($TMPDIR, removed when
-// the command ends) and in a Go build cache that confined commands share
-// ($XDG_CACHE_HOME/retrace/go-build, set as GOCACHE: see goCache). It may
-// read and execute the system directories (/usr, /bin, /sbin, /lib*,
-// /etc, /opt, /proc, /sys, /dev, the DNS configuration under /run), the Go
-// toolchain, GOPATH with its module cache and tools, the go command's and
-// git's settings, and the directories on PATH. It may write /dev/null,
-// /dev/zero, /dev/full, /dev/random, /dev/urandom and /dev/tty. The rest
-// of the home directory is closed: it holds keys, tokens, other projects
-// and retrace's own database. Network access is open in Workspace; in
+// workspace, in a private temp dir made for it ($TMPDIR, removed when the
+// command ends) and in its workspace's cache directory
+// ($XDG_CACHE_HOME/retrace/sandbox/HASH, named by the workspace's path:
+// see workspaceCache), where GOCACHE, XDG_CACHE_HOME and npm's cache
+// point. No two workspaces share a cache: a build's output is run
+// unconfined, so a cache another project's commands can write is a way
+// out. It may read and execute the system directories (/usr, /bin, /sbin,
+// /lib*, /etc, /opt, /proc, /sys, /dev, the DNS configuration under
+// /run), the Go toolchain, the directories on PATH, and the home
+// directory less its secret places: keys, tokens, credentials, password
+// stores, browser profiles, shell history and retrace's own files (see
+// homeSecrets and the lists beside it; Reach.Deny adds to them). Landlock
+// only allows, so carve splits each grant that holds a secret place into
+// its children, down to the place. It may write /dev/null, /dev/zero,
+// /dev/full, /dev/random, /dev/urandom and /dev/tty, and the directories
+// Reach.Write names. Network access is open in Workspace; in
 // WorkspaceNoNetwork TCP connect and bind are refused (Landlock ABI 4,
 // Linux 6.7; UDP too from ABI 10). From ABI 6 a command can signal no
 // process outside its sandbox, retrace included.
+//
+// A command sees retrace's environment less the variables Command.Hide
+// names (the API key's) and the agents' (SSH_AUTH_SOCK, SSH_AGENT_PID,
+// GPG_AGENT_INFO, DBUS_SESSION_BUS_ADDRESS), in every mode. Reach.Agents
+// lets the agents through, with ~/.ssh's known_hosts and config, and from
+// ABI 9 the right to connect to their sockets.
 //
 // # Which files a command wrote
 //
@@ -95,8 +107,11 @@
 //
 // Landlock confines files, TCP ports, signals and abstract Unix sockets,
 // not other system calls. A confined command can still read what the rules
-// allow (the system's configuration, the module cache), use up CPU and
-// memory, and connect to Unix sockets by path below ABI 9. No-network mode
+// allow (the system's configuration, the home directory but its secret
+// places, other projects), use up CPU and memory, and connect to Unix
+// sockets by path below ABI 9 (an agent's, when it knows where: the
+// variables only hide the way). It cannot list the home directory
+// itself, which holds secret places, only what is in it. No-network mode
 // leaves UDP open below ABI 10 (DNS, QUIC), refuses loopback TCP too (tests
 // that start a server fail), and cannot stop Multipath TCP. Commands run
 // with no_new_privs: sudo and other setuid programs do not gain
@@ -105,7 +120,9 @@
 // is killed while its command runs, until the next retrace starts a
 // command and sweeps it. Programs that write to /tmp by name,
 // ignoring $TMPDIR, and go commands that need to download modules fail
-// while confined. Where Landlock is missing (not Linux, a kernel before
+// while confined, as do tools that write caches outside XDG_CACHE_HOME
+// (cargo's registry, ~/.m2, ~/.gradle) until Reach.Write names them.
+// Where Landlock is missing (not Linux, a kernel before
 // 5.13 or without it enabled) or the mode is Off, commands run
 // unconfined, and Check says so.
 package sandbox

@@ -114,7 +114,14 @@ func newPolicy(st Status, c Command, tmp, cache string, getenv func(string) stri
 		return p
 	}
 	secrets := secretPlaces(getenv, c.Reach.Deny)
-	p.Write = []string{c.Dir, tmp}
+	// A workspace that holds a secret place (the home directory) is
+	// split around it like any grant. One inside a secret place is where
+	// the person chose to work: it stays whole.
+	p.Write = carve([]string{c.Dir}, secrets)
+	if len(p.Write) == 0 {
+		p.Write = []string{c.Dir}
+	}
+	p.Write = append(p.Write, tmp)
 	if cache != "" {
 		p.Write = append(p.Write, cache)
 	}

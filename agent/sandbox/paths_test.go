@@ -83,6 +83,24 @@ func TestNewPolicy(t *testing.T) {
 	if p = newPolicy(Status{Files: true, ABI: 1}, Command{Dir: "/ws"}, "/tmp/t", "", env, ""); p.Refer || len(p.Write) != 2 {
 		t.Fatalf("ABI 1, no cache: %+v", p)
 	}
+	// The home directory as the workspace: commands write in it, but not
+	// in its secret places.
+	home := t.TempDir()
+	for _, d := range []string{".ssh", "proj"} {
+		if err := os.Mkdir(filepath.Join(home, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	homeEnv := func(k string) string { return map[string]string{"HOME": home}[k] }
+	p = newPolicy(Status{Files: true, ABI: 4}, Command{Dir: home}, "/tmp/t", "", homeEnv, "")
+	if slices.Contains(p.Write, home) || slices.Contains(p.Write, filepath.Join(home, ".ssh")) || !slices.Contains(p.Write, filepath.Join(home, "proj")) {
+		t.Fatalf("home as the workspace: writes %q", p.Write)
+	}
+	// A workspace inside a secret place is the person's choice.
+	inside := filepath.Join(home, ".ssh")
+	if p = newPolicy(Status{Files: true, ABI: 4}, Command{Dir: inside}, "/tmp/t", "", homeEnv, ""); !slices.Contains(p.Write, inside) {
+		t.Fatalf("a workspace inside ~/.ssh: writes %q", p.Write)
+	}
 }
 
 // carve splits a grant around the places denied in it, however they are

@@ -71,6 +71,20 @@ func TestStatus(t *testing.T) {
 			t.Errorf("%v on %s ABI %d: String() = %q\nwant %q", tc.mode, tc.goos, tc.abi, s.String(), tc.line)
 		}
 	}
+	// The agents let through are said wherever the status is: in the
+	// approval dialog's line and in the warning run prints, alone or
+	// after the reason.
+	agents := status(Workspace, "linux", 7, nil)
+	agents.Agents = true
+	if want := "commands can use your SSH and GPG agents (sandbox_agents = true)"; agents.Warning() != want ||
+		agents.String() != "commands sandboxed (Landlock ABI 7): they write only in the workspace and their temp dir; network allowed; "+want {
+		t.Errorf("agents let through: warning %q, line %q", agents.Warning(), agents.String())
+	}
+	agents = status(Off, "linux", 7, nil)
+	agents.Agents = true
+	if w := agents.Warning(); w != `commands run unconfined: the sandbox is off (sandbox = "off"); commands can use your SSH and GPG agents (sandbox_agents = true)` {
+		t.Errorf("off, agents let through: warning %q", w)
+	}
 	s := status(Workspace, "linux", 0, errors.New("function not implemented"))
 	if want := "this kernel has no Landlock (it takes Linux 5.13 or later with landlock among its enabled security modules): function not implemented"; s.Reason != want {
 		t.Errorf("reason %q", s.Reason)

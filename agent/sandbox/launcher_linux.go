@@ -34,17 +34,21 @@ func init() {
 }
 
 // launch is the launcher: args are the policy and the command's argv. It
-// confines itself, which it can never undo, then starts the command as its
-// child, leading a process group of its own, says its pid on the status
-// pipe, and waits for it, saying how it ended.
+// confines itself, which it can never undo, makes itself the subreaper of
+// all the command starts, then starts the command as its child, leading a
+// process group of its own, says its pid on the status pipe, and waits
+// for it. When sh has ended it kills and reaps every process the command
+// started, then says how sh ended.
 //
 // It stays, rather than exec the command, because it is what kills the
-// group when retrace dies. retrace's death sends it parentGone; a SIGKILL
-// there would kill only the launcher, and its parent-death signal to sh
-// only sh, leaving sh's children running with nobody to kill them. The
-// group is sh's, not the launcher's, so that retrace can kill the command
-// and still hear from the launcher how it ended; and the launcher reaps
-// sh, so that no zombie is left for whoever would inherit it.
+// command when it ends and when retrace dies. retrace's death sends it
+// parentGone; a SIGKILL there would kill only the launcher, and its
+// parent-death signal to sh only sh, leaving sh's children running with
+// nobody to kill them. The group is sh's, not the launcher's, so that
+// retrace can kill the command and still hear from the launcher how it
+// ended. Being the subreaper, the launcher inherits every process the
+// command leaves orphaned, even one that left sh's group (setsid): so it
+// finds them all, below itself, and no zombie is left for init.
 func launch(args []string) int {
 	status := os.NewFile(statusFD, "status")
 	// The command and what it starts must not hold the status pipe open:
@@ -75,32 +79,69 @@ func launch(args []string) int {
 			return exitNotConfined
 		}
 	}
+	if err := becomeSubreaper(); err != nil {
+		fmt.Fprintf(status, "error %v\n", err)
+		return exitNoStart
+	}
 	cmd, watch, err := startChild(args[1:], p.Watch)
 	if err != nil {
 		fmt.Fprintf(status, "error start %s: %v\n", args[1], err)
 		return exitNoStart
 	}
 	fmt.Fprintf(status, "pid %d\n", cmd.Process.Pid)
-	kill := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	if watch.w == nil {
-		return supervise(cmd, p.Parent, signals, status, watch, kill)
+		// supervise runs here, on the forking thread itself.
+		return supervise(cmd, p.Parent, signals, status, watch, func(job func()) { job() })
 	}
 	// Landlock gives each of the launcher's threads a domain of its own,
 	// and only this one's, the thread that forked the command, lets it
-	// read the command's memory and signal its group. So this thread
-	// serves the watch and kills the group when supervise asks; the
+	// read the command's memory and signal its processes. So this thread
+	// serves the watch and does the killing supervise asks for; the
 	// launcher ends from supervise's goroutine.
 	wakeR, wakeW, err := os.Pipe()
 	if err != nil {
-		kill()
+		// The command must not run unwatched when a watch was asked
+		// for: it is ended with all it has started, and the error is
+		// what retrace hears.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		_ = endAll()
 		fmt.Fprintf(status, "error watch: %v\n", err)
 		return exitNoStart
 	}
+	t := &forkingThread{wake: wakeW, jobs: make(chan func(), 1), done: make(chan struct{})}
 	go func() {
-		syscall.Exit(supervise(cmd, p.Parent, signals, status, watch, func() { _, _ = wakeW.Write([]byte{'k'}) }))
+		syscall.Exit(supervise(cmd, p.Parent, signals, status, watch, t.do))
 	}()
-	watch.w.serve(wakeR, kill)
-	select {} // the listener failed: the command's watched calls now fail, and it ends
+	watch.w.serve(wakeR, t.run)
+	// The listener failed: the command's watched calls now fail, and it
+	// ends. This thread still does supervise's killing until then.
+	for {
+		t.run()
+	}
+}
+
+// forkingThread runs jobs for supervise, on another goroutine, on the
+// launcher's forking thread: the one thread whose Landlock domain
+// reaches the command's processes. The thread waits in poll for the
+// watch's notifications, so a job comes with a byte on wake to wake it.
+type forkingThread struct {
+	wake *os.File
+	jobs chan func()
+	done chan struct{}
+}
+
+// do runs job on the forking thread and returns once it has run.
+func (t *forkingThread) do(job func()) {
+	t.jobs <- job
+	_, _ = t.wake.Write([]byte{0})
+	<-t.done
+}
+
+// run runs the next job, waiting for it; the forking thread calls it.
+func (t *forkingThread) run() {
+	(<-t.jobs)()
+	t.done <- struct{}{}
 }
 
 // startChild starts the command with the launcher's stdin, stdout and
@@ -125,10 +166,16 @@ func startChild(argv []string, workspace string) (*exec.Cmd, watch, error) {
 	return cmd, w, nil
 }
 
-// supervise waits for the command to end, killing the whole group if
-// retrace dies first, and reports the end on status. Its result is the
+// supervise waits for sh to end, killing its group if retrace dies
+// first. Then it has every process the command started killed and
+// reaped, and only then reports what the command wrote and how sh ended
+// on status: once retrace hears the end, nothing of the command is
+// left, and nothing can write what the report misses. onThread runs a
+// job on the forking thread, which alone may signal the command's
+// processes, and returns once it has run. supervise's result is the
 // launcher's exit code, for a reader that gets no status.
-func supervise(cmd *exec.Cmd, parent int, signals <-chan os.Signal, status *os.File, w watch, kill func()) int {
+func supervise(cmd *exec.Cmd, parent int, signals <-chan os.Signal, status *os.File, w watch, onThread func(job func())) int {
+	group := cmd.Process.Pid
 	done := make(chan struct{})
 	go func() {
 		// Wait's error only restates the exit status, read below.
@@ -138,6 +185,19 @@ func supervise(cmd *exec.Cmd, parent int, signals <-chan os.Signal, status *os.F
 	for {
 		select {
 		case <-done:
+			// Waiting needs no particular thread, and most commands
+			// leave nothing behind: the forking thread is asked to
+			// kill only when some child is left, and an ordinary
+			// command costs one wait4.
+			var err error
+			if reapEnded() {
+				onThread(func() { err = endAll() })
+			}
+			if err != nil {
+				// The command's output is where the model and the
+				// user will see it.
+				fmt.Fprintf(os.Stderr, "retrace: %v\n", err)
+			}
 			w.report(status)
 			e := exitOf(cmd.ProcessState)
 			if e.Signal != 0 {
@@ -149,9 +209,10 @@ func supervise(cmd *exec.Cmd, parent int, signals <-chan os.Signal, status *os.F
 		case <-signals:
 			// Once retrace is gone the launcher has a new parent.
 			// A signal that comes while retrace lives is ignored:
-			// retrace ends the command by killing its group.
+			// retrace ends the command by killing its group. Once
+			// sh has ended, endAll kills the rest.
 			if os.Getppid() != parent {
-				kill()
+				onThread(func() { _ = syscall.Kill(-group, syscall.SIGKILL) })
 			}
 		}
 	}

@@ -21,7 +21,8 @@ const (
 	// refused too (Landlock ABI 4 and later; UDP from ABI 10).
 	WorkspaceNoNetwork
 	// Off runs commands unconfined: they may touch whatever the user
-	// may. Their process group still dies with retrace.
+	// may. What they start still dies when they end and when retrace
+	// dies.
 	Off
 )
 

@@ -87,7 +87,9 @@ type Writes struct {
 }
 
 // Process is a started command. The command (sh) leads a process group
-// that holds everything it starts; Kill reaches all of it at once.
+// that holds what it starts, unless it leaves the group (setsid); Kill
+// reaches the group at once, and the launcher kills the rest once sh has
+// ended.
 type Process struct {
 	cmd  *exec.Cmd // the launcher, or sh where there is none
 	pgid int       // the command's process group: sh's pid
@@ -107,8 +109,9 @@ type Process struct {
 
 // Start starts c in a new session, with stdin empty, in a private temp dir
 // ($TMPDIR) made for it. On Linux it runs under the launcher, which
-// confines it as Check(c.Mode) says and kills its process group when
-// retrace dies, however it dies. Start returns once sh runs; an error
+// confines it as Check(c.Mode) says, kills its process group when retrace
+// dies, however it dies, and once sh has ended kills every process the
+// command started, in its group or not. Start returns once sh runs; an error
 // wrapping ErrNotConfined means the sandbox could not be set up and the
 // command never ran.
 func Start(c Command) (*Process, error) {
@@ -187,8 +190,11 @@ func (p *Process) Writes() Writes {
 	return p.writes
 }
 
-// Done is closed once the command has ended and been reaped. What it left
-// running in its group may still run: Kill or Close ends it.
+// Done is closed once the command has ended and been reaped, and with it
+// every process it started: the launcher says how sh ended only after
+// that. Only a launcher that was killed (the command can kill it) leaves
+// the command's processes running: Kill or Close ends what is left in
+// its group.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
 // Exit waits for the command to end and says how it did.

@@ -189,7 +189,14 @@ func TestHelperParent(t *testing.T) {
 	if dir == "" {
 		t.Skip("a helper process for TestGroupDiesWithParent")
 	}
-	p, err := Start(Command{Dir: dir, Shell: "(sleep 2; echo late > late.txt) & echo started; wait", Output: os.Stdout})
+	// Two writers of late.txt: one in sh's group, one in a session of
+	// its own that a kill of the group does not reach. The second opens
+	// the file before it says it has started, and writes through the
+	// descriptor, which no watch stops once the launcher is gone.
+	// Its command line shows dir, by which the test kills it if it
+	// fails.
+	p, err := Start(Command{Dir: dir, Output: os.Stdout, Shell: "(sleep 2; echo late > late.txt) & " +
+		"setsid sh -c ': " + dir + "; exec 3>>late.txt; echo started; sleep 2; echo late >&3' </dev/null & wait"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,9 +206,11 @@ func TestHelperParent(t *testing.T) {
 
 // TestGroupDiesWithParent kills a process that runs a command, with
 // SIGKILL, and checks that the command's whole group dies with it: the
-// background process that would write late.txt after two seconds too.
+// background process that would write late.txt after two seconds too,
+// and the one that left the group with setsid.
 func TestGroupDiesWithParent(t *testing.T) {
 	dir := t.TempDir()
+	killShowing(t, dir)
 	helper := exec.Command(os.Args[0], "-test.run=^TestHelperParent$", "-test.v")
 	helper.Env = append(os.Environ(), helperEnv+"="+dir)
 	stdout, err := helper.StdoutPipe()
@@ -237,10 +246,9 @@ func TestGroupDiesWithParent(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	// The group is gone, so nothing of it can write late.txt; look until
-	// well past the command's delay all the same, in case something left
-	// the group.
+	// well past the command's delay for the writer that left the group.
 	for time.Since(started) < 4*time.Second {
-		if _, err := os.Stat(filepath.Join(dir, "late.txt")); err == nil {
+		if late, err := os.ReadFile(filepath.Join(dir, "late.txt")); err == nil && len(late) > 0 {
 			t.Fatal("the command's background process outlived its parent and wrote late.txt")
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -95,3 +95,36 @@ func BenchmarkWatch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEndAll measures what ending a command costs when it leaves a
+// process running (a loop of sleeps): in sh's group, or in a session of
+// its own (setsid). The launcher finds it in /proc, kills and reaps it
+// before it says the command has ended; BenchmarkStart's workspace case
+// is the same command leaving nothing.
+func BenchmarkEndAll(b *testing.B) {
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer devnull.Close()
+	dir := b.TempDir()
+	for _, how := range []string{"group", "setsid"} {
+		b.Run(how, func(b *testing.B) {
+			mark := marked(b)
+			shell := "sh -c ': " + mark + "; while :; do sleep 1; done' </dev/null >/dev/null 2>&1 &"
+			if how == "setsid" {
+				shell = "setsid " + shell
+			}
+			for b.Loop() {
+				p, err := Start(Command{Mode: Workspace, Dir: dir, Shell: shell, Output: devnull})
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = p.Exit()
+				if err := p.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

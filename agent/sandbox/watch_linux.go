@@ -80,8 +80,8 @@ func newWatcher(fd int, root string) *watcher {
 }
 
 // serve answers the notifications until the listener fails, and calls
-// kill whenever a byte comes on wake.
-func (w *watcher) serve(wake *os.File, kill func()) {
+// run whenever a byte comes on wake.
+func (w *watcher) serve(wake *os.File, run func()) {
 	fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLIN}, {Fd: int32(wake.Fd()), Events: unix.POLLIN}}
 	for {
 		if _, err := unix.Poll(fds, -1); err != nil && err != unix.EINTR {
@@ -90,7 +90,7 @@ func (w *watcher) serve(wake *os.File, kill func()) {
 		if fds[1].Revents != 0 {
 			var b [1]byte
 			_, _ = wake.Read(b[:])
-			kill()
+			run()
 		}
 		switch {
 		case fds[0].Revents&unix.POLLIN != 0:

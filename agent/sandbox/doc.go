@@ -67,11 +67,11 @@
 // was put there by someone else, the user saving it by rename. An open
 // that finds nothing there makes the file when it may create it, and
 // changes nothing when it may not. io_uring and the x32 ABI fail with
-// ENOSYS. When sh ends the launcher reports the paths on the status
+// ENOSYS. When sh has ended and the launcher has ended all it started, it reports the paths on the status
 // pipe, and refuses any call that comes later; Process.Writes gives
 // them. Landlock gives each of the launcher's threads a domain of its
 // own, and only the forking thread's reaches the command, so that thread
-// serves the listener and kills the group.
+// serves the listener and does the killing.
 //
 // A command can dodge the watch only towards "someone else changed it":
 // a path it rewrites in its memory after the launcher read it, a write
@@ -95,13 +95,24 @@
 // # Process groups
 //
 // The launcher leads a new session (no controlling terminal); sh leads a
-// process group of its own in it, which holds all the command starts. The
-// launcher's parent-death signal is caught: when retrace dies, even by
-// SIGKILL, the launcher kills sh's whole group. sh has SIGKILL as its
-// parent-death signal, should the launcher be killed on its own.
-// Process.Kill kills the group from retrace's side; retrace does so when a
-// command ends, times out or is interrupted by a signal it handles. The
-// launcher reaps sh and reports how it ended, so no zombie is left behind.
+// process group of its own in it, which holds what the command starts
+// unless a process leaves it (setsid, a double-forked daemon). Before it
+// forks sh the launcher makes itself a child subreaper: every process the
+// command leaves orphaned is given to the launcher, not to init, so all
+// the command starts stays below the launcher, in sh's group or out of
+// it. The launcher's parent-death signal is caught: when retrace dies,
+// even by SIGKILL, the launcher kills sh's whole group. sh has SIGKILL as
+// its parent-death signal, should the launcher be killed on its own.
+// Process.Kill kills the group from retrace's side; retrace does so when
+// a command times out or is interrupted by a signal it handles. However
+// sh ends, the launcher then kills every process below it that /proc
+// shows and reaps them, round after round, until it has no child left (a
+// killed process forks no more, so a command that keeps forking cannot
+// outrun it), and only then reports what the command wrote and how sh
+// ended: once Process.Done is closed, nothing the command started is
+// left, not even a zombie. The killing is done on the forking thread,
+// the one whose Landlock domain reaches the command. A command that
+// leaves nothing behind costs the launcher one wait4 more.
 //
 // # Caveats
 //
@@ -115,8 +126,16 @@
 // leaves UDP open below ABI 10 (DNS, QUIC), refuses loopback TCP too (tests
 // that start a server fail), and cannot stop Multipath TCP. Commands run
 // with no_new_privs: sudo and other setuid programs do not gain
-// privileges (in mode off too: see above). A process that leaves the group (setsid) escapes the group
-// kill, though not the confinement. A temp dir is left behind when retrace
+// privileges (in mode off too: see above). A command can kill its own
+// launcher (it shares the launcher's Landlock domain, and in mode off
+// nothing stops it): sh dies with it, but what
+// has left sh's group (setsid) then goes to init and runs on, still
+// confined. A killed process stuck in the kernel (a hung file system)
+// keeps the launcher, and so the command's end, waiting; one that gained
+// privileges through a setuid program, possible only in mode off when
+// the watch could not be had, cannot be killed, and the command's output
+// says so. A process the command has another service start (systemd-run
+// --user, D-Bus activation) is not its descendant and is not killed. A temp dir is left behind when retrace
 // is killed while its command runs, until the next retrace starts a
 // command and sweeps it. Programs that write to /tmp by name,
 // ignoring $TMPDIR, and go commands that need to download modules fail

@@ -117,7 +117,8 @@ func newPolicy(st Status, c Command, tmp, cache string, getenv func(string) stri
 	// A workspace that holds a secret place (the home directory) is
 	// split around it like any grant. One inside a secret place is where
 	// the person chose to work: it stays whole.
-	p.Write = carve([]string{c.Dir}, secrets)
+	carver := newCarver(secrets)
+	p.Write = carver.carve([]string{c.Dir})
 	if len(p.Write) == 0 {
 		p.Write = []string{c.Dir}
 	}
@@ -127,7 +128,7 @@ func newPolicy(st Status, c Command, tmp, cache string, getenv func(string) stri
 	}
 	// A directory the configuration makes writable is one the person
 	// chose; a secret place in it stays closed all the same.
-	extra, _ := classify(carve(c.Reach.Write, secrets))
+	extra, _ := classify(carver.carve(c.Reach.Write))
 	p.Write = append(p.Write, extra...)
 	read := append(slices.Clone(systemDirs), homePaths(getenv, goBin)...)
 	if c.Reach.Agents {
@@ -136,9 +137,10 @@ func newPolicy(st Status, c Command, tmp, cache string, getenv func(string) stri
 			read = append(read, filepath.Join(home, "known_hosts"), filepath.Join(home, ".ssh", "config"))
 			secrets = slices.DeleteFunc(secrets, func(s string) bool { return s == filepath.Join(home, ".ssh") })
 			secrets = append(secrets, sshKeyPlaces(filepath.Join(home, ".ssh"))...)
+			carver = newCarver(secrets)
 		}
 	}
-	p.Read, p.ReadFiles = classify(carve(read, secrets))
+	p.Read, p.ReadFiles = classify(carver.carve(read))
 	p.Devices = devices
 	return p
 }
@@ -275,24 +277,46 @@ func agentSockets(getenv func(string) string) []string {
 // as the kernel resolves them: a rule on a symlink covers its target, and
 // a secret reached through a link is the same secret. What does not exist
 // is left out.
-func carve(grants, deny []string) []string {
-	denied := make([]string, 0, 2*len(deny))
+func carve(grants, deny []string) []string { return newCarver(deny).carve(grants) }
+
+// carver carves grants around one set of denied places. It runs before
+// every command, so it resolves each path once: a few hundred lstat calls
+// otherwise, most of them for secret places this machine does not have.
+type carver struct {
+	denied   []string // each denied place as named and as resolved
+	resolved map[string]resolved
+}
+
+// resolved is a path with its symlinks resolved, and whether it exists.
+type resolved struct {
+	path   string
+	exists bool
+}
+
+func newCarver(deny []string) *carver {
+	c := &carver{resolved: map[string]resolved{"/": {"/", true}}}
 	for _, d := range deny {
-		denied = append(denied, filepath.Clean(d), resolve(d))
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		d = filepath.Clean(d)
+		c.denied = append(c.denied, d)
+		if r := c.resolve(d); r.path != d {
+			c.denied = append(c.denied, r.path)
+		}
 	}
-	in := func(p, dir string) bool { return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/") }
+	return c
+}
+
+func (c *carver) carve(grants []string) []string {
 	var out []string
 	expanded := map[string]bool{}
-	var walk func(p string)
-	walk = func(p string) {
-		r, err := filepath.EvalSymlinks(p)
-		if err != nil {
+	var walk func(p, r string)
+	walk = func(p, r string) {
+		if slices.ContainsFunc(c.denied, func(d string) bool { return within(r, d) }) {
 			return
 		}
-		if slices.ContainsFunc(denied, func(d string) bool { return in(r, d) }) {
-			return
-		}
-		if !slices.ContainsFunc(denied, func(d string) bool { return in(d, r) }) {
+		if !slices.ContainsFunc(c.denied, func(d string) bool { return within(d, r) }) {
 			out = append(out, p)
 			return
 		}
@@ -307,12 +331,21 @@ func carve(grants, deny []string) []string {
 			return
 		}
 		for _, e := range entries {
-			walk(filepath.Join(p, e.Name()))
+			child := filepath.Join(p, e.Name())
+			if e.Type()&os.ModeSymlink == 0 {
+				walk(child, filepath.Join(r, e.Name()))
+			} else if rc := c.resolve(child); rc.exists {
+				walk(child, rc.path)
+			}
 		}
 	}
 	for _, g := range grants {
-		if filepath.IsAbs(g) {
-			walk(filepath.Clean(g))
+		if !filepath.IsAbs(g) {
+			continue
+		}
+		g = filepath.Clean(g)
+		if r := c.resolve(g); r.exists {
+			walk(g, r.path)
 		}
 	}
 	return out
@@ -320,16 +353,31 @@ func carve(grants, deny []string) []string {
 
 // resolve is p with its symlinks resolved as far as it exists: a secret
 // place not made yet, under a linked directory, is where the link leads.
-func resolve(p string) string {
-	p = filepath.Clean(p)
-	if r, err := filepath.EvalSymlinks(p); err == nil {
+// Each path on the way is looked at once per carver.
+func (c *carver) resolve(p string) resolved {
+	if r, ok := c.resolved[p]; ok {
 		return r
 	}
-	parent := filepath.Dir(p)
-	if parent == p {
-		return p
+	parent := c.resolve(filepath.Dir(p))
+	r := resolved{path: filepath.Join(parent.path, filepath.Base(p))}
+	if parent.exists {
+		info, err := os.Lstat(r.path)
+		r.exists = err == nil
+		if r.exists && info.Mode()&os.ModeSymlink != 0 {
+			target, err := filepath.EvalSymlinks(r.path)
+			r.path, r.exists = target, err == nil
+			if err != nil {
+				r.path = filepath.Join(parent.path, filepath.Base(p))
+			}
+		}
 	}
-	return filepath.Join(resolve(parent), filepath.Base(p))
+	c.resolved[p] = r
+	return r
+}
+
+// within reports whether p is dir or beneath it.
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || (strings.HasPrefix(p, dir) && p[len(dir)] == '/')
 }
 
 // classify sorts paths into directories and files, dropping those that do

@@ -128,3 +128,14 @@ func BenchmarkEndAll(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPolicy measures what retrace does before each command to
+// decide what it may touch, on this machine's own home directory: every
+// grant resolved, those that hold a secret place split around it, every
+// path stat'ed.
+func BenchmarkPolicy(b *testing.B) {
+	st, c, goBin := Status{Files: true, ABI: 7}, Command{Dir: b.TempDir()}, toolchain()
+	for b.Loop() {
+		newPolicy(st, c, "/tmp/t", "", os.Getenv, goBin)
+	}
+}

@@ -77,6 +77,13 @@ var (
 	}
 	dataSecrets  = []string{"keyrings", "kwalletd", "fish/fish_history", "retrace"}
 	cacheSecrets = []string{"retrace"}
+	// rootSecrets are the system's, which only root can read anyway:
+	// password hashes, the host's SSH keys, TLS private keys. A command
+	// run as root (in a container, say) would read them from /etc.
+	rootSecrets = []string{
+		"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/ssl/private",
+		"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key",
+	}
 )
 
 // agentVars name the agents' sockets: whoever reaches one signs, decrypts
@@ -113,7 +120,7 @@ func newPolicy(st Status, c Command, tmp, cache string, getenv func(string) stri
 	if !p.Confine {
 		return p
 	}
-	secrets := secretPlaces(getenv, c.Reach.Deny)
+	secrets := secretPlaces(getenv, c.Reach.Deny, os.Geteuid() == 0)
 	// A workspace that holds a secret place (the home directory) is
 	// split around it like any grant. One inside a secret place is where
 	// the person chose to work: it stays whole.
@@ -196,10 +203,14 @@ func homePaths(getenv func(string) string, goBin string) []string {
 }
 
 // secretPlaces are the absolute paths of the secret places for the
-// environment getenv reads, and deny's absolute paths after them.
-func secretPlaces(getenv func(string) string, deny []string) []string {
+// environment getenv reads, the system's too for root, and deny's
+// absolute paths after them.
+func secretPlaces(getenv func(string) string, deny []string, root bool) []string {
 	home := getenv("HOME")
 	var out []string
+	if root {
+		out = append(out, rootSecrets...)
+	}
 	add := func(base string, rel []string) {
 		for _, r := range rel {
 			out = append(out, filepath.Join(base, r))

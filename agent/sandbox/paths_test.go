@@ -158,14 +158,17 @@ func TestCarve(t *testing.T) {
 // default places under home too, with what the configuration adds.
 func TestSecretPlaces(t *testing.T) {
 	env := map[string]string{"HOME": "/home/u", "XDG_CONFIG_HOME": "/cfg", "GNUPGHOME": "/keys/gpg"}
-	got := secretPlaces(func(k string) string { return env[k] }, []string{"/work/secrets", "relative"})
+	got := secretPlaces(func(k string) string { return env[k] }, []string{"/work/secrets", "relative"}, false)
 	for _, want := range []string{"/home/u/.ssh", "/home/u/.config/gh", "/cfg/gh", "/cfg/git/credentials", "/home/u/.local/share/keyrings",
 		"/home/u/.local/share/retrace", "/home/u/.cache/retrace", "/keys/gpg", "/work/secrets"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("%s is not among the secret places", want)
 		}
 	}
-	if slices.Contains(got, "relative") {
-		t.Errorf("a relative path is among the secret places")
+	if slices.Contains(got, "relative") || slices.Contains(got, "/etc/shadow") {
+		t.Errorf("a relative path, or the system's secrets for a user, among the secret places")
+	}
+	if got := secretPlaces(func(k string) string { return env[k] }, nil, true); !slices.Contains(got, "/etc/shadow") || !slices.Contains(got, "/etc/ssl/private") {
+		t.Errorf("root's secret places lack the system's: %q", got)
 	}
 }

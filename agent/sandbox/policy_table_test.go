@@ -33,6 +33,10 @@ func writtenPolicy(home, ws, tmp, cache string) []grant {
 	for _, d := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
 		"/nix/store", "/var/lib/ca-certificates", "/run/systemd/resolve", "/run/resolvconf", "/run/NetworkManager",
 		"/proc", "/sys", "/dev"} {
+		if d == "/etc" && os.Geteuid() == 0 {
+			out = append(out, etcForRoot()...)
+			continue
+		}
 		out = append(out, grant{path: d})
 	}
 	// The home directory, less the secret places: each child that holds
@@ -57,6 +61,36 @@ func writtenPolicy(home, ws, tmp, cache string) []grant {
 	return out
 }
 
+// etcForRoot is /etc as root may read it: all of it but the password
+// hashes (shadow, gshadow and their backups), the host's SSH keys and
+// the TLS private keys. /etc, /etc/ssh and /etc/ssl are split into their
+// children to leave those out.
+func etcForRoot() []grant {
+	closed := map[string]bool{
+		"/etc/shadow": true, "/etc/shadow-": true, "/etc/gshadow": true, "/etc/gshadow-": true, "/etc/ssl/private": true,
+		"/etc/ssh/ssh_host_rsa_key": true, "/etc/ssh/ssh_host_ecdsa_key": true, "/etc/ssh/ssh_host_ed25519_key": true, "/etc/ssh/ssh_host_dsa_key": true,
+	}
+	split := map[string]bool{"/etc": true, "/etc/ssh": true, "/etc/ssl": true}
+	var out []grant
+	var add func(dir string)
+	add = func(dir string) {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			info, err := os.Stat(p)
+			switch {
+			case closed[p] || err != nil:
+			case split[p]: // split even with no key in it yet: one made later stays closed
+				add(p)
+			default:
+				out = append(out, grant{path: p, file: !info.IsDir()})
+			}
+		}
+	}
+	add("/etc")
+	return out
+}
+
 // access is what a path allows a command: read, and write.
 type access struct{ read, write bool }
 
@@ -64,6 +98,12 @@ type access struct{ read, write bool }
 // side of every line it draws.
 func probes(home, ws, tmp, cache string) map[string]access {
 	none, read, both := access{}, access{read: true}, access{true, true}
+	// The system's secrets are closed to root; to anyone else their
+	// modes close them already, and the policy leaves /etc whole.
+	rootNone := read
+	if os.Geteuid() == 0 {
+		rootNone = none
+	}
 	h := func(rel string) string { return filepath.Join(home, rel) }
 	return map[string]access{
 		filepath.Join(ws, "src", "main.go"): both,
@@ -119,6 +159,8 @@ func probes(home, ws, tmp, cache string) map[string]access {
 		"/run/user/1000/bus":                                           none,
 		"/var/log/syslog":                                              none,
 		"/root/.bash_history":                                          none,
+		"/etc/shadow":                                                  rootNone,
+		"/etc/passwd":                                                  read,
 		filepath.Join(os.TempDir(), "someone-elses-file"):              none,
 	}
 }

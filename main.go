@@ -11,12 +11,16 @@ import "os"
 // when it is run as one.
 
 func main() {
+	// First, before anything can start a command: the API key and other
+	// secrets leave what /proc shows of this process, which commands can
+	// read (secrets.go). args has them back.
+	args := moveSecrets(os.Stderr)
 	// Ctrl+C outside the interface, SIGTERM and a hang-up (the terminal
 	// closed) interrupt: the task is recorded as interrupted and a running
 	// command's process group is killed with it. Signals that kill retrace
 	// outright kill the group through the sandbox launcher.
 	ctx, stop := handleSignals(os.Stderr)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := run(ctx, args, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -58,12 +58,14 @@
 // is never changed.
 //
 // run_command runs its command through package sandbox: on Linux with
-// Landlock it may write only in the workspace and a private $TMPDIR, read
-// what a build needs, and (in workspace-no-network mode) open no TCP
-// connection; its process group dies with retrace. Where the kernel has
-// no Landlock, or the sandbox is off, it can touch anything the user can;
-// Registry.Sandbox says which. Either way it is gated, and it never sees
-// the variables Options.HideEnv names (the API key's).
+// Landlock it may write only in the workspace, a private $TMPDIR and its
+// workspace's own caches, read the system and the home directory less its
+// secret places, and (in workspace-no-network mode) open no TCP
+// connection; nothing it starts outlives it. Options.Reach adds places to
+// close or open, and lets the person's agents through. Where the kernel
+// has no Landlock, or the sandbox is off, it can touch anything the user
+// can; Registry.Sandbox says which. Either way it is gated, and it never
+// sees the variables Options.HideEnv names (the API key's).
 //
 // This package needs, besides the standard library, doublestar for globs
 // and package sandbox (go-landlock) for commands; it runs commands with

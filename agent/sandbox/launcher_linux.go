@@ -31,6 +31,45 @@ func init() {
 	if len(os.Args) > 1 && os.Args[1] == launcherArg {
 		syscall.Exit(launch(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == nestArg {
+		syscall.Exit(nest(os.Args[2:]))
+	}
+}
+
+// nestSelf is what the nested start needs to execute: this binary.
+func nestSelf(nest bool) []string {
+	if !nest {
+		return nil
+	}
+	return []string{selfExe}
+}
+
+// nest is what the launcher starts in sh's place where Landlock can
+// scope signals (ABI 6): it puts itself in a Landlock domain of its own,
+// nested in the launcher's, then becomes sh. A process may signal or
+// ptrace only processes in its own domain or one nested in it, so the
+// command can neither stop nor kill its launcher, nor open the
+// launcher's descriptors through /proc/PID/fd (where the status pipe
+// would let it write the launcher's report of what it changed). The
+// nested domain adds no rule of its own: the launcher's rules, which it
+// inherits, still say what it may touch.
+func nest(argv []string) int {
+	runtime.LockOSThread()
+	cfg := landlock.Config{Scoped: landlock.V11.Scoped}
+	if err := cfg.BestEffort().Restrict(); err != nil {
+		fmt.Fprintf(os.Stderr, "retrace: the command's own sandbox: %v\n", err)
+		return exitNotConfined
+	}
+	if len(argv) == 0 {
+		fmt.Fprintln(os.Stderr, "retrace: the command's own sandbox was given no command")
+		return exitNoStart
+	}
+	path, err := exec.LookPath(argv[0])
+	if err == nil {
+		err = syscall.Exec(path, argv, os.Environ())
+	}
+	fmt.Fprintf(os.Stderr, "retrace: start %s: %v\n", argv[0], err)
+	return exitNoStart
 }
 
 // launch is the launcher: args are the policy and the command's argv. It
@@ -83,7 +122,11 @@ func launch(args []string) int {
 		fmt.Fprintf(status, "error %v\n", err)
 		return exitNoStart
 	}
-	cmd, watch, err := startChild(args[1:], p.Watch)
+	argv := args[1:]
+	if p.Nest {
+		argv = append([]string{selfExe, nestArg}, argv...)
+	}
+	cmd, watch, err := startChild(argv, p.Watch)
 	if err != nil {
 		fmt.Fprintf(status, "error start %s: %v\n", args[1], err)
 		return exitNoStart
@@ -242,5 +285,8 @@ func (p policy) restrict() error {
 		landlock.ROFiles(p.ReadFiles...).IgnoreIfMissing(),
 		landlock.RWFiles(p.Devices...).WithIoctlDev().IgnoreIfMissing(),
 		landlock.ROFiles(p.Sockets...).WithResolveUnix().IgnoreIfMissing(),
+		// The nested start runs this binary again, wherever it is:
+		// /proc/self/exe names it even when the file has been replaced.
+		landlock.ROFiles(nestSelf(p.Nest)...),
 	)
 }

@@ -82,6 +82,7 @@ var landlockABI = sync.OnceValues(probeABI)
 // The first Landlock ABI versions with what this package uses.
 const (
 	abiNetwork = 4 // TCP connect and bind rules (Linux 6.7)
+	abiScoped  = 6 // signals and abstract Unix sockets scoped to a domain (Linux 6.12)
 )
 
 // status is Check's decision, apart from asking the kernel.

@@ -31,6 +31,11 @@ type policy struct {
 	// (Reach.Agents); from ABI 9 Landlock refuses any other outside the
 	// sandbox.
 	Sockets []string `json:"sockets"`
+	// Nest has the command run in a Landlock domain nested in the
+	// launcher's (see nest) where Landlock scopes signals (ABI 6), so
+	// that the command cannot reach its launcher. The nested start runs
+	// this binary again, which restrict then lets it execute.
+	Nest bool `json:"nest"`
 	// Watch is the workspace: the launcher notes which paths under it
 	// the command's processes write (see watcher). Empty: not watched.
 	Watch string `json:"watch"`
@@ -141,7 +146,7 @@ func newPolicy(st Status, c Command, tmp, cache string, getenv func(string) stri
 	if c.Reach.Agents {
 		p.Sockets = agentSockets(getenv)
 		if home := getenv("HOME"); home != "" {
-			read = append(read, filepath.Join(home, "known_hosts"), filepath.Join(home, ".ssh", "config"))
+			read = append(read, filepath.Join(home, ".ssh", "known_hosts"), filepath.Join(home, ".ssh", "config"))
 			secrets = slices.DeleteFunc(secrets, func(s string) bool { return s == filepath.Join(home, ".ssh") })
 			secrets = append(secrets, sshKeyPlaces(filepath.Join(home, ".ssh"))...)
 			carver = newCarver(secrets)
@@ -149,6 +154,7 @@ func newPolicy(st Status, c Command, tmp, cache string, getenv func(string) stri
 	}
 	p.Read, p.ReadFiles = classify(carver.carve(read))
 	p.Devices = devices
+	p.Nest = st.ABI >= abiScoped
 	return p
 }
 

@@ -22,6 +22,9 @@ import (
 const (
 	selfExe     = "/proc/self/exe"
 	launcherArg = "__sandbox-exec"
+	// nestArg starts the launcher's child, which nests the command in a
+	// Landlock domain of its own before it becomes sh (see nest).
+	nestArg = "__sandbox-nest"
 	// statusFD is where the launcher says how the command ended: the
 	// one extra file it is given.
 	statusFD = 3

@@ -75,3 +75,54 @@ kill -STOP $PPID; echo stop $?; kill -KILL $PPID; echo kill $?`})
 		t.Fatalf("the command's setsid child %d outlived it: its launcher was killed", pid)
 	}
 }
+
+// Where a command can reach its launcher (mode off), stopping it does not
+// hang retrace: Kill wakes the launcher, and kills it when the command
+// keeps stopping it, so Done is closed either way.
+func TestKillEndsAStoppedLauncher(t *testing.T) {
+	defer func(was time.Duration) { killGrace = was }(killGrace)
+	for _, tc := range []struct {
+		name, shell string
+		grace       time.Duration
+	}{
+		// Woken, the launcher ends the command: no grace is needed.
+		{"stopped once", `kill -STOP $PPID; exec sleep 300`, time.Hour},
+		// The stopper stops when the launcher is gone.
+		{"stopped again and again", `l=$PPID; setsid sh -c "while kill -STOP $l 2>/dev/null; do :; done" & exec sleep 300`, 500 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			killGrace = tc.grace
+			p, err := Start(Command{Mode: Off, Dir: t.TempDir(), Shell: tc.shell})
+			if err != nil {
+				t.Fatal(err)
+			}
+			launcher := p.cmd.Process.Pid
+			t.Cleanup(func() { syscall.Kill(launcher, syscall.SIGCONT) })
+			// The launcher is stopped once /proc says so.
+			for deadline := time.Now().Add(10 * time.Second); !stopped(launcher); {
+				if time.Now().After(deadline) {
+					p.Kill()
+					t.Fatal("the command did not stop its launcher within 10 s")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			p.Kill()
+			select {
+			case <-p.Done():
+			case <-time.After(30 * time.Second):
+				t.Fatal("Kill did not end the command within 30 s: its launcher stays stopped")
+			}
+			p.Close()
+		})
+	}
+}
+
+// stopped reports whether process pid is stopped, as /proc/PID/stat says.
+func stopped(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && i+2 < len(b) && b[i+2] == 'T'
+}

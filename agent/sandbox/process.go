@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"retrace/agent/fileid"
 )
@@ -105,6 +106,8 @@ type Process struct {
 	// launcher's last word, how sh ended.
 	writes Writes
 	end    [2]string
+	// killOnce starts Kill's watch over the launcher once.
+	killOnce sync.Once
 }
 
 // Start starts c in a new session, with stdin empty, in a private temp dir
@@ -205,12 +208,40 @@ func (p *Process) Exit() Exit {
 
 // Kill kills every process in the command's group, at once and without a
 // chance to linger: waiting for sh to pass a signal on would let its
-// children run on.
+// children run on. The launcher then ends what is left (see doc.go). A
+// launcher the command stopped (SIGSTOP, possible where it is not nested
+// in a domain of its own: mode off, Landlock before ABI 6) is woken; one
+// still not done after killGrace is killed, so that Done is closed
+// whatever the command did, at worst leaving what it setsid'd running.
 func (p *Process) Kill() {
 	// ESRCH (the group is already gone) is the expected case after a
 	// clean exit; nothing else can go wrong with our own child's group.
 	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGCONT)
+	p.killOnce.Do(func() {
+		go func() {
+			timer := time.NewTimer(killGrace)
+			defer timer.Stop()
+			select {
+			case <-p.done:
+			case <-timer.C:
+				_ = p.cmd.Process.Kill()
+			}
+		}()
+	})
 }
+
+// killGrace is how long Kill lets the launcher end what the command left
+// before it kills the launcher itself.
+var killGrace = 10 * time.Second
 
 // Pgid is the command's process group id.
 func (p *Process) Pgid() int { return p.pgid }

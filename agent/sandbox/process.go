@@ -227,8 +227,9 @@ func (p *Process) Kill() {
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGCONT)
 	p.killOnce.Do(func() {
+		grace := killGrace
 		go func() {
-			timer := time.NewTimer(killGrace)
+			timer := time.NewTimer(grace)
 			defer timer.Stop()
 			select {
 			case <-p.done:

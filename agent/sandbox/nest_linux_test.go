@@ -76,35 +76,58 @@ kill -STOP $PPID; echo stop $?; kill -KILL $PPID; echo kill $?`})
 	}
 }
 
-// Where a command can reach its launcher (mode off), stopping it does not
-// hang retrace: Kill wakes the launcher, and kills it when the command
-// keeps stopping it, so Done is closed either way.
-func TestKillEndsAStoppedLauncher(t *testing.T) {
+// Where a command can reach its launcher (mode off), stopping it hangs
+// nothing: not Start, which waits for the launcher to say the command's
+// pid, nor the end. retrace wakes a stopped launcher at once, and kills
+// one the command keeps stopping when Kill's grace has passed.
+func TestAStoppedLauncherHangsNothing(t *testing.T) {
 	defer func(was time.Duration) { killGrace = was }(killGrace)
 	for _, tc := range []struct {
 		name, shell string
 		grace       time.Duration
 	}{
 		// Woken, the launcher ends the command: no grace is needed.
-		{"stopped once", `kill -STOP $PPID; exec sleep 300`, time.Hour},
+		{"stopped once", `kill -STOP $PPID && echo $PPID > stopped; exec sleep 300`, time.Hour},
 		// The stopper stops when the launcher is gone.
-		{"stopped again and again", `l=$PPID; setsid sh -c "while kill -STOP $l 2>/dev/null; do :; done" & exec sleep 300`, 500 * time.Millisecond},
+		{"stopped again and again", `l=$PPID; setsid sh -c "while kill -STOP $l 2>/dev/null; do :; done" & echo $l > stopped; exec sleep 300`, 500 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			killGrace = tc.grace
-			p, err := Start(Command{Mode: Off, Dir: t.TempDir(), Shell: tc.shell})
-			if err != nil {
-				t.Fatal(err)
+			ws := t.TempDir()
+			marker := filepath.Join(ws, "stopped")
+			// Should the launcher stay stopped, the test ends it.
+			t.Cleanup(func() {
+				if b, err := os.ReadFile(marker); err == nil {
+					if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 {
+						syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			})
+			started := make(chan *Process, 1)
+			go func() {
+				p, err := Start(Command{Mode: Off, Dir: ws, Shell: tc.shell})
+				if err != nil {
+					t.Error(err)
+				}
+				started <- p
+			}()
+			var p *Process
+			select {
+			case p = <-started:
+			case <-time.After(30 * time.Second):
+				t.Fatal("Start did not return within 30 s: the command stopped its launcher before it said the pid")
 			}
-			launcher := p.cmd.Process.Pid
-			t.Cleanup(func() { syscall.Kill(launcher, syscall.SIGCONT) })
-			// The launcher is stopped once /proc says so.
-			for deadline := time.Now().Add(10 * time.Second); !stopped(launcher); {
+			if p == nil {
+				return
+			}
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+				if _, err := os.Stat(marker); err == nil {
+					break
+				}
 				if time.Now().After(deadline) {
 					p.Kill()
 					t.Fatal("the command did not stop its launcher within 10 s")
 				}
-				time.Sleep(5 * time.Millisecond)
 			}
 			p.Kill()
 			select {
@@ -115,14 +138,4 @@ func TestKillEndsAStoppedLauncher(t *testing.T) {
 			p.Close()
 		})
 	}
-}
-
-// stopped reports whether process pid is stopped, as /proc/PID/stat says.
-func stopped(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i > 0 && i+2 < len(b) && b[i+2] == 'T'
 }

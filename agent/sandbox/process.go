@@ -157,6 +157,7 @@ func (p *Process) run(cmd *exec.Cmd, started chan<- error) {
 		return
 	}
 	p.cmd = cmd
+	go wakeStopped(cmd.Process.Pid)
 	if p.pgid, err = p.begin(); err != nil {
 		// The launcher has ended, or is about to, without sh.
 		_ = cmd.Wait()
@@ -209,10 +210,9 @@ func (p *Process) Exit() Exit {
 // Kill kills every process in the command's group, at once and without a
 // chance to linger: waiting for sh to pass a signal on would let its
 // children run on. The launcher then ends what is left (see doc.go). A
-// launcher the command stopped (SIGSTOP, possible where it is not nested
-// in a domain of its own: mode off, Landlock before ABI 6) is woken; one
-// still not done after killGrace is killed, so that Done is closed
-// whatever the command did, at worst leaving what it setsid'd running.
+// launcher the command keeps stopping (see wakeStopped) and is still not
+// done after killGrace is killed, so that Done is closed whatever the
+// command did, at worst leaving what it setsid'd running.
 func (p *Process) Kill() {
 	// ESRCH (the group is already gone) is the expected case after a
 	// clean exit; nothing else can go wrong with our own child's group.
@@ -225,7 +225,6 @@ func (p *Process) Kill() {
 		return
 	default:
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGCONT)
 	p.killOnce.Do(func() {
 		grace := killGrace
 		go func() {

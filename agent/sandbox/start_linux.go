@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"retrace/agent/fileid"
 )
 
@@ -193,4 +195,33 @@ func toolchain() string {
 		return real
 	}
 	return p
+}
+
+// wakeStopped keeps the launcher of a command running. A command that
+// can reach it (mode off, Landlock before ABI 6, where it is not nested
+// in a domain of its own) could stop it with SIGSTOP, before it says the
+// command's pid or while it ends what the command left, and retrace
+// would wait for ever. So every stop of process pid, the launcher, is
+// undone as soon as it happens, until the launcher has been reaped. A
+// pidfd names it, so that a later process given the same pid is never
+// taken for it.
+func wakeStopped(pid int) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	for {
+		var info unix.Siginfo
+		// Only stops: the exit is os/exec's to collect. Once it has,
+		// there is no child left to wait for, and waitid says so.
+		err := unix.Waitid(unix.P_PIDFD, fd, &info, unix.WSTOPPED, nil)
+		switch {
+		case err == unix.EINTR:
+		case err != nil:
+			return
+		default:
+			_ = unix.PidfdSendSignal(fd, unix.SIGCONT, nil, 0)
+		}
+	}
 }

@@ -30,3 +30,6 @@ func (p *Process) result(ps *os.ProcessState) Exit { return exitOf(ps) }
 func (p *Process) collect() {
 	p.writes = Writes{Why: "retrace cannot see which files a command writes on " + runtime.GOOS}
 }
+
+// wakeStopped: without a launcher there is none to keep running.
+func wakeStopped(int) {}

@@ -3,10 +3,13 @@ package sandbox
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"retrace/agent/fileid"
 )
 
 // policy is what the launcher is told: whose death ends the command and
@@ -426,8 +429,9 @@ func classify(paths []string) (dirs, files []string) {
 // std"), but a cache shared by two workspaces is a way out: a hostile
 // repository's script plants a compiled package in it, and the next build
 // in another project links it into a binary the person runs unconfined.
-// So each workspace has its own, named by its path's hash, and its
-// commands may write no other.
+// So each workspace has its own, named by the hash of its path and the
+// directory's identity (device, inode and, where the file system keeps
+// it, birth time), and its commands may write no other.
 func workspaceCache(getenv func(string) string, ws string) string {
 	base := getenv("XDG_CACHE_HOME")
 	if !filepath.IsAbs(base) {
@@ -437,7 +441,14 @@ func workspaceCache(getenv func(string) string, ws string) string {
 		}
 		base = filepath.Join(home, ".cache")
 	}
-	sum := sha256.Sum256([]byte(filepath.Clean(ws)))
+	// The directory's identity goes into the name with its path: a
+	// project removed and another cloned at the same path, or a symlink
+	// moved to another, must not find the first one's cache.
+	key := filepath.Clean(ws)
+	if id, err := fileid.Stat(ws); err == nil {
+		key += fmt.Sprintf("\x00%d %d %d", id.Dev, id.Ino, id.Birth)
+	}
+	sum := sha256.Sum256([]byte(key))
 	return filepath.Join(base, "retrace", "sandbox", hex.EncodeToString(sum[:8]))
 }
 

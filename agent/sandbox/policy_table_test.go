@@ -172,6 +172,11 @@ func fakeHome(t *testing.T) (home, ws, tmp, cache string) {
 	t.Helper()
 	base := t.TempDir()
 	home, ws, tmp = filepath.Join(base, "home"), filepath.Join(base, "ws"), filepath.Join(base, "cmdtmp")
+	// The cache is named by the workspace directory's identity too: it
+	// must exist first.
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cache = workspaceCache(homeEnv(home), ws)
 	for p := range probes(home, ws, tmp, cache) {
 		if !strings.HasPrefix(p, base) || p == home {

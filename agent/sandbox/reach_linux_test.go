@@ -102,6 +102,31 @@ done && echo poisoned`
 	}
 }
 
+// A workspace removed and made again at the same path (another project
+// cloned there) does not find the first one's cache.
+func TestNoCacheOutlivesItsWorkspace(t *testing.T) {
+	needLandlock(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	ws := filepath.Join(t.TempDir(), "project")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, e := runCommand(t, Command{Mode: Workspace, Dir: ws, Shell: `mkdir -p "$GOCACHE" && echo poison > "$GOCACHE/planted" && echo planted`})
+	if e != (Exit{}) || !strings.Contains(out, "planted") {
+		t.Fatalf("planting: %+v\n%s", e, out)
+	}
+	if err := os.RemoveAll(ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, _ = runCommand(t, Command{Mode: Workspace, Dir: ws, Shell: `cat "$GOCACHE/planted" 2>/dev/null || echo clean`})
+	if !strings.Contains(out, "clean") {
+		t.Fatalf("a workspace made again at the same path found the cache of the one before:\n%s", out)
+	}
+}
+
 // Ordinary work in the sandbox: an interpreter behind a pyenv-style shim
 // and a node behind an nvm-style layout, both kept in the home
 // directory; writes to the caches builds keep; a cache the configuration

@@ -20,8 +20,8 @@
 // A confined command may read, write, create, remove and execute in the
 // workspace, in a private temp dir made for it ($TMPDIR, removed when the
 // command ends) and in its workspace's cache directory
-// ($XDG_CACHE_HOME/retrace/sandbox/HASH, named by the workspace's path:
-// see workspaceCache), where GOCACHE, XDG_CACHE_HOME and npm's cache
+// ($XDG_CACHE_HOME/retrace/sandbox/HASH, named by the workspace's path
+// and its directory's identity: see workspaceCache), where GOCACHE, XDG_CACHE_HOME and npm's cache
 // point. No two workspaces share a cache: a build's output is run
 // unconfined, so a cache another project's commands can write is a way
 // out. It may read and execute the system directories (/usr, /bin, /sbin,
@@ -114,6 +114,16 @@
 // the one whose Landlock domain reaches the command. A command that
 // leaves nothing behind costs the launcher one wait4 more.
 //
+// Where Landlock scopes signals (ABI 6) the launcher does not start sh
+// itself but this binary again (nest), which puts itself in a Landlock
+// domain nested in the launcher's and becomes sh. A process may signal
+// and ptrace only its own domain and those nested in it: so the command
+// can neither stop nor kill its launcher, nor open the launcher's status
+// pipe through /proc/PID/fd and write its report. Where it can (mode off,
+// Landlock before ABI 6), retrace undoes each stop of the launcher as it
+// happens (wakeStopped), and Kill kills a launcher still not done after
+// killGrace: the end always comes.
+//
 // # Caveats
 //
 // Landlock confines files, TCP ports, signals and abstract Unix sockets,
@@ -126,9 +136,9 @@
 // leaves UDP open below ABI 10 (DNS, QUIC), refuses loopback TCP too (tests
 // that start a server fail), and cannot stop Multipath TCP. Commands run
 // with no_new_privs: sudo and other setuid programs do not gain
-// privileges (in mode off too: see above). A command can kill its own
-// launcher (it shares the launcher's Landlock domain, and in mode off
-// nothing stops it): sh dies with it, but what
+// privileges (in mode off too: see above). In mode off and below ABI 6 a
+// command can kill its own launcher and write its report: sh dies with
+// it, but what
 // has left sh's group (setsid) then goes to init and runs on, still
 // confined. A killed process stuck in the kernel (a hung file system)
 // keeps the launcher, and so the command's end, waiting; one that gained

@@ -77,20 +77,24 @@ var (
 		".ssh", ".gnupg", ".aws", ".azure", ".netrc", ".git-credentials", ".docker/config.json", ".kube",
 		".password-store", ".pgpass", ".vault-token", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
 		".gem/credentials", ".terraform.d/credentials.tfrc.json", ".mozilla", ".thunderbird",
+		".composer/auth.json", ".s3cfg", ".boto", ".kaggle", ".databrickscfg", ".oci", ".terraformrc",
 		".bash_history", ".zsh_history", ".python_history", ".psql_history", ".mysql_history", ".node_repl_history",
+		".viminfo", ".lesshst",
 	}
 	configSecrets = []string{
 		"gcloud", "gh", "hub", "git/credentials", "containers/auth.json", "op", "1Password", "Bitwarden", "keepassxc",
 		"google-chrome", "chromium", "BraveSoftware", "microsoft-edge", "vivaldi", "retrace",
+		"composer/auth.json", "rclone",
 	}
 	dataSecrets  = []string{"keyrings", "kwalletd", "fish/fish_history", "retrace"}
-	cacheSecrets = []string{"retrace"}
+	cacheSecrets = []string{"retrace", "huggingface/token"}
 	// rootSecrets are the system's, which only root can read anyway:
 	// password hashes, the host's SSH keys, TLS private keys. A command
 	// run as root (in a container, say) would read them from /etc.
 	rootSecrets = []string{
 		"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/ssl/private",
 		"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key",
+		"/etc/wireguard", "/etc/letsencrypt", "/etc/NetworkManager/system-connections", "/etc/krb5.keytab", "/etc/pki/tls/private",
 	}
 )
 

@@ -62,15 +62,16 @@ func writtenPolicy(home, ws, tmp, cache string) []grant {
 }
 
 // etcForRoot is /etc as root may read it: all of it but the password
-// hashes (shadow, gshadow and their backups), the host's SSH keys and
-// the TLS private keys. /etc, /etc/ssh and /etc/ssl are split into their
+// hashes (shadow, gshadow and their backups), the host's SSH keys, the
+// TLS private keys, VPN and Wi-Fi keys, certificates' keys and Kerberos'. /etc, /etc/ssh and /etc/ssl are split into their
 // children to leave those out.
 func etcForRoot() []grant {
 	closed := map[string]bool{
 		"/etc/shadow": true, "/etc/shadow-": true, "/etc/gshadow": true, "/etc/gshadow-": true, "/etc/ssl/private": true,
 		"/etc/ssh/ssh_host_rsa_key": true, "/etc/ssh/ssh_host_ecdsa_key": true, "/etc/ssh/ssh_host_ed25519_key": true, "/etc/ssh/ssh_host_dsa_key": true,
+		"/etc/wireguard": true, "/etc/letsencrypt": true, "/etc/NetworkManager/system-connections": true, "/etc/krb5.keytab": true, "/etc/pki/tls/private": true,
 	}
-	split := map[string]bool{"/etc": true, "/etc/ssh": true, "/etc/ssl": true}
+	split := map[string]bool{"/etc": true, "/etc/ssh": true, "/etc/ssl": true, "/etc/NetworkManager": true, "/etc/pki": true, "/etc/pki/tls": true}
 	var out []grant
 	var add func(dir string)
 	add = func(dir string) {

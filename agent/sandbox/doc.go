@@ -138,9 +138,8 @@
 // with no_new_privs: sudo and other setuid programs do not gain
 // privileges (in mode off too: see above). In mode off and below ABI 6 a
 // command can kill its own launcher and write its report: sh dies with
-// it, but what
-// has left sh's group (setsid) then goes to init and runs on, still
-// confined. A killed process stuck in the kernel (a hung file system)
+// it, but what has left sh's group (setsid) then goes to init and runs
+// on, still confined. A killed process stuck in the kernel (a hung file system)
 // keeps the launcher, and so the command's end, waiting; one that gained
 // privileges through a setuid program, possible only in mode off when
 // the watch could not be had, cannot be killed, and the command's output

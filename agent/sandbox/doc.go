@@ -67,7 +67,10 @@
 // was put there by someone else, the user saving it by rename. An open
 // that finds nothing there makes the file when it may create it, and
 // changes nothing when it may not. io_uring and the x32 ABI fail with
-// ENOSYS. When sh has ended and the launcher has ended all it started, it reports the paths on the status
+// ENOSYS. A confined command is refused (EPERM) what Landlock does not
+// cover and would reach outside it: prlimit, setpriority, ioprio_set and
+// the sched_set calls on any process but itself, raw and packet sockets,
+// and every call of another ABI (i386 on amd64). When sh has ended and the launcher has ended all it started, it reports the paths on the status
 // pipe, and refuses any call that comes later; Process.Writes gives
 // them. Landlock gives each of the launcher's threads a domain of its
 // own, and only the forking thread's reaches the command, so that thread

@@ -126,7 +126,7 @@ func launch(args []string) int {
 	if p.Nest {
 		argv = append([]string{selfExe, nestArg}, argv...)
 	}
-	cmd, watch, err := startChild(argv, p.Watch)
+	cmd, watch, err := startChild(argv, p.Watch, p.Confine)
 	if err != nil {
 		fmt.Fprintf(status, "error start %s: %v\n", args[1], err)
 		return exitNoStart
@@ -197,9 +197,9 @@ func (t *forkingThread) run() {
 // When workspace is set, the thread also gets the write filter before the
 // fork (see watch), so the command and everything it starts inherit it,
 // and the launcher's other threads, which serve it, do not.
-func startChild(argv []string, workspace string) (*exec.Cmd, watch, error) {
+func startChild(argv []string, workspace string, confined bool) (*exec.Cmd, watch, error) {
 	runtime.LockOSThread()
-	w := startWatch(workspace)
+	w := startWatch(workspace, confined)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

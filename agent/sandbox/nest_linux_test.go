@@ -139,3 +139,45 @@ func TestAStoppedLauncherHangsNothing(t *testing.T) {
 		})
 	}
 }
+
+// Landlock does not cover resource limits, priorities or raw sockets, so
+// the filter refuses a confined command what would reach outside the
+// sandbox with them: prlimit on its launcher (--nofile=1 kept the
+// launcher from ending what the command left; --cpu=1 on retrace killed
+// it), renice of another process, a packet socket that reads retrace's
+// requests off the loopback. Its own limits and priority it may change.
+func TestCommandCannotLimitOthers(t *testing.T) {
+	needLandlock(t)
+	ws := t.TempDir()
+	script := `r=$(awk '{print $4}' /proc/$PPID/stat)
+prlimit --pid $PPID --nofile=1:1 2>/dev/null && echo limited the launcher
+prlimit --pid $r --cpu=100:100 2>/dev/null && echo limited retrace
+renice -n 5 -p $r >/dev/null 2>&1 && echo reniced retrace
+ulimit -n 100 && echo own limit
+renice -n 1 -p 0 >/dev/null 2>&1 && echo own priority
+nice -n 2 true && echo nice
+`
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		script += `/usr/bin/python3 -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)' 2>/dev/null && echo packet socket
+/usr/bin/python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP)' 2>/dev/null && echo raw socket
+/usr/bin/python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_STREAM)' && echo tcp socket
+`
+	}
+	out, _ := runCommand(t, Command{Mode: Workspace, Dir: ws, Shell: script})
+	for _, bad := range []string{"limited the launcher", "limited retrace", "reniced retrace", "packet socket", "raw socket"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("a confined command %s", bad)
+		}
+	}
+	for _, good := range []string{"own limit", "own priority", "nice"} {
+		if !strings.Contains(out, good) {
+			t.Errorf("a confined command could not do this to itself: %s", good)
+		}
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err == nil && !strings.Contains(out, "tcp socket") {
+		t.Errorf("a confined command could not open a TCP socket")
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+}

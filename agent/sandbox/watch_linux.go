@@ -439,7 +439,7 @@ type watch struct {
 // no_new_privs, which an unprivileged process needs to install one, on
 // that thread alone: the command it forks cannot gain privileges through
 // a setuid program, in every mode.
-func startWatch(workspace string) watch {
+func startWatch(workspace string, confined bool) watch {
 	if workspace == "" {
 		return watch{why: "not asked"}
 	}
@@ -453,7 +453,7 @@ func startWatch(workspace string) watch {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return watch{why: fmt.Sprintf("not dumpable: %v", err)}
 	}
-	fd, err := install()
+	fd, err := install(confined)
 	if err != nil {
 		return watch{why: err.Error()}
 	}

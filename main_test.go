@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"retrace/agent/llmtest"
+	"retrace/internal/testcache"
 )
 
 // binDir holds the retrace binary the process tests build once.
@@ -21,14 +22,9 @@ var (
 func TestMain(m *testing.M) {
 	// Every retrace this test binary runs, in process or as a child, keeps
 	// its file cache in a directory of its own, not the user's.
-	cache, err := os.MkdirTemp("", "retrace-cache-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Setenv("XDG_CACHE_HOME", cache)
+	done := testcache.Isolate()
 	code := m.Run()
-	os.RemoveAll(cache)
+	done()
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}

@@ -118,37 +118,28 @@ func leaver(mark string) string {
 	return `sh -c ': ` + mark + `; echo $$ > started; while :; do date >> f; sleep 0.2; done' </dev/null >/dev/null 2>&1`
 }
 
-// A command's setsid child leads a session and a process group of its
-// own, out of reach of a kill of sh's group. It is killed and reaped all
-// the same before the command is said to have ended.
-func TestReaperEndsSetsidChild(t *testing.T) {
-	eachLauncher(t, func(t *testing.T, mode Mode) {
-		ws := realDir(t)
-		p := startIn(t, mode, ws, `mkfifo started
-setsid `+leaver(marked(t))+` &
-read pid < started && echo $pid > pid`)
-		if e := p.Exit(); e != (Exit{}) {
-			t.Fatalf("the command ended %+v", e)
-		}
-		gone(t, leftPid(t, ws))
-	})
-}
-
-// A daemon that double-forks, so that its parent has exited before sh
-// does and it is nobody's child in the command's tree, is found and
-// killed too: it is the launcher's, which is the subreaper of all the
-// command starts.
-func TestReaperEndsDaemon(t *testing.T) {
-	eachLauncher(t, func(t *testing.T, mode Mode) {
-		ws := realDir(t)
-		p := startIn(t, mode, ws, `mkfifo started
-( setsid `+leaver(marked(t))+` & ) &
-read pid < started && echo $pid > pid`)
-		if e := p.Exit(); e != (Exit{}) {
-			t.Fatalf("the command ended %+v", e)
-		}
-		gone(t, leftPid(t, ws))
-	})
+// What leaves sh's group is killed and reaped all the same before the
+// command is said to have ended: a setsid child, which leads a session
+// and a process group of its own, out of reach of a kill of sh's group;
+// and a daemon that double-forks, so that its parent has exited before
+// sh does and it is nobody's child in the command's tree (it is the
+// launcher's, the subreaper of all the command starts).
+func TestReaperEndsWhatLeftTheGroup(t *testing.T) {
+	for name, start := range map[string]string{
+		"setsid child": "setsid %s &",
+		"daemon":       "( setsid %s & ) &",
+	} {
+		t.Run(name, func(t *testing.T) {
+			eachLauncher(t, func(t *testing.T, mode Mode) {
+				ws := realDir(t)
+				p := startIn(t, mode, ws, "mkfifo started\n"+fmt.Sprintf(start, leaver(marked(t)))+"\nread pid < started && echo $pid > pid")
+				if e := p.Exit(); e != (Exit{}) {
+					t.Fatalf("the command ended %+v", e)
+				}
+				gone(t, leftPid(t, ws))
+			})
+		})
+	}
 }
 
 // A command killed from retrace's side, as a timeout or an interruption
